@@ -1,0 +1,60 @@
+# From Scratch. Two commands: `make run` (the whole site on this machine) and `make test`.
+# Every entry point runs as `python -m …` / `python manage.py …` from the repository root, so
+# that the project's `platform` package shadows the standard library module (see README).
+
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install install-dev lint format demo editor bench clean
+
+$(VENV)/.installed: requirements.txt
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+## make run: migrate, load the demo content, make the editor, serve web + worker + beat.
+run: install
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py load_demo
+	$(PY) manage.py ensure_editor
+	@echo ""
+	@echo "  Site:          http://$(HOST):$(PORT)/"
+	@echo "  Admin:         http://$(HOST):$(PORT)/admin/"
+	@echo "  Outgoing mail: $(CURDIR)/var/mail/ (one .log file per message)"
+	@echo "  Stop:          Ctrl-C stops the web server, the worker and beat together."
+	@echo ""
+	@set -m; trap 'kill -TERM -- -$$web -$$worker 2>/dev/null; wait' INT TERM EXIT; \
+	  $(PY) manage.py runserver $(HOST):$(PORT) --noreload & web=$$!; \
+	  $(PY) -m celery -A platform worker --beat --loglevel=INFO --concurrency=2 & worker=$$!; \
+	  wait -n $$web $$worker
+
+## make test: the whole suite (SQLite and the filesystem broker unless DATABASE_URL/REDIS_URL).
+test: install-dev
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install-dev
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: install-dev
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+bench: install-dev
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf var/test .pytest_cache

@@ -1,0 +1,22 @@
+from django import forms
+
+
+class DeleteAccountForm(forms.Form):
+    password = forms.CharField(
+        label="Your password",
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+        strip=False,
+    )
+    confirm = forms.BooleanField(
+        label="I understand that my progress, answers and subscription will be deleted for good."
+    )
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_password(self) -> str:
+        password = self.cleaned_data["password"]
+        if not self.user.check_password(password):
+            raise forms.ValidationError("That is not your password.", code="wrong_password")
+        return password

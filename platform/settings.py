@@ -1,0 +1,294 @@
+"""From Scratch settings: one module, every value from the environment.
+
+Defaults suit a laptop (`make run`): SQLite, the filesystem Celery broker and mail written to
+files, all under ``var/``. Production sets ``DEBUG=0`` and real values; anything missing or
+malformed there stops the process at start-up with a message naming the variable.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import environ
+from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+# Tests get their own var/ folder so that a running `make run` never shares a database file or a
+# broker folder with them (pytest sets PYTEST_VERSION for the run and its subprocesses).
+_default_var = BASE_DIR / "var" / "test" if "PYTEST_VERSION" in os.environ else BASE_DIR / "var"
+VAR_DIR = Path(env.str("VAR_DIR", default=str(_default_var))).resolve()
+
+try:
+    DEBUG = env.bool("DEBUG", default=True)
+except ValueError as exc:  # pragma: no cover - exercised through check_settings tests
+    raise ImproperlyConfigured(f"DEBUG must be a boolean (0/1/true/false): {exc}") from exc
+
+_DEV_SECRET = "dev-only-insecure-key-never-use-in-production-4c1f9a"  # noqa: S105
+SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET if DEBUG else "")
+if not DEBUG and (not SECRET_KEY or SECRET_KEY == _DEV_SECRET or len(SECRET_KEY) < 50):
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set to a random string of at least 50 characters when DEBUG=0."
+    )
+
+ALLOWED_HOSTS = env.list(
+    "ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"] if DEBUG else []
+)
+if not DEBUG and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS must list the site's host names when DEBUG=0.")
+
+SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
+if not SITE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured("SITE_URL must start with http:// or https://")
+SITE_NAME = "From Scratch"
+
+INSTALLED_APPS = [
+    "platform.apps.PlatformConfig",
+    "courses",
+    "notebook",
+    "newsletter",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.sites",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "django.contrib.postgres",
+    "allauth",
+    "allauth.account",
+    "django_htmx",
+    "template_partials",
+    "django_celery_beat",
+    "simple_history",
+    "csp",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "simple_history.middleware.HistoryRequestMiddleware",
+]
+
+ROOT_URLCONF = "platform.urls"
+WSGI_APPLICATION = "platform.wsgi.application"
+ASGI_APPLICATION = "platform.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "platform.context_processors.site",
+            ],
+            "builtins": ["template_partials.templatetags.partials"],
+        },
+    }
+]
+
+# --- Database -------------------------------------------------------------------------------
+DATABASES = {
+    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
+}
+_db = DATABASES["default"]
+if _db["ENGINE"] == "django.db.backends.sqlite3":
+    # The web server and the Celery worker share the file: WAL lets readers run beside a writer,
+    # IMMEDIATE transactions take the write lock up front instead of failing half-way.
+    _db["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+    }
+    # A file, not :memory:, so that a Celery worker started by a test sees the test database.
+    _db["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+elif _db["ENGINE"] == "django.db.backends.postgresql":
+    _db["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    _db["CONN_HEALTH_CHECKS"] = True
+else:
+    raise ImproperlyConfigured("DATABASE_URL must be a sqlite:// or postgres:// URL.")
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+ON_POSTGRES = _db["ENGINE"] == "django.db.backends.postgresql"
+
+# --- Redis, cache and Celery ------------------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL and not REDIS_URL.startswith(("redis://", "rediss://")):
+    raise ImproperlyConfigured("REDIS_URL must start with redis:// or rediss://")
+
+CELERY_BROKER_DIR = VAR_DIR / "celery"
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "fs",
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
+    }
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_RESULT_BACKEND = REDIS_URL
+    # A chunk that a dead worker had taken is handed out again after this many seconds; every
+    # task's run time and retry countdown stay well under it (see newsletter/tasks.py).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=300),
+        "socket_connect_timeout": 2,
+    }
+    CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
+        "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
+        "processed_folder": str(CELERY_BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+    CELERY_RESULT_BACKEND = f"file://{CELERY_BROKER_DIR / 'results'}"
+
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_TIMEZONE = "UTC"
+CELERY_TASK_ALWAYS_EAGER = False
+
+# --- Email ----------------------------------------------------------------------------------
+EMAIL_URL = env.str("EMAIL_URL", default="")
+if EMAIL_URL:
+    _email = env.email_url_config(EMAIL_URL)
+    EMAIL_BACKEND = _email.pop("EMAIL_BACKEND")
+    EMAIL_FILE_PATH = str(VAR_DIR / "mail")
+    globals().update(_email)
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = str(VAR_DIR / "mail")
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=20)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="From Scratch <hello@fromscratch.test>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+
+# --- Accounts -------------------------------------------------------------------------------
+AUTH_USER_MODEL = "platform.User"
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+SITE_ID = 1
+LOGIN_URL = "account_login"
+LOGIN_REDIRECT_URL = "home"
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_PREVENT_ENUMERATION = True
+ACCOUNT_CHANGE_EMAIL = True
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = False
+ACCOUNT_CONFIRM_EMAIL_ON_GET = False
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[From Scratch] "
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if SITE_URL.startswith("https://") else "http"
+ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
+ACCOUNT_ADAPTER = "platform.accounts.AccountAdapter"
+# allauth's defaults, spelled out: five failed logins per account in five minutes, ten per
+# minute per address; the admin login shares the same counters (platform/accounts.py).
+ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/300s/key"}
+
+# --- Security -------------------------------------------------------------------------------
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # htmx reads no cookie; the token travels in hx-headers
+if not DEBUG:
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    if env.bool("BEHIND_TLS_PROXY", default=False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[SITE_URL])
+
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+        "base-uri": [SELF],
+        "object-src": [NONE],
+    }
+}
+
+# --- Static files, i18n ---------------------------------------------------------------------
+STATIC_URL = "/static/"
+STATIC_ROOT = VAR_DIR / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+LANGUAGE_CODE = "en-gb"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}
+
+# Models whose permissions the "Editors" group receives (platform/editors.py keeps them in sync).
+EDITOR_APPS = ["courses", "notebook", "newsletter", "django_celery_beat"]
+
+for _folder in (VAR_DIR, CELERY_BROKER_DIR / "queue", CELERY_BROKER_DIR / "processed"):
+    _folder.mkdir(parents=True, exist_ok=True)
+if not REDIS_URL:
+    (CELERY_BROKER_DIR / "results").mkdir(parents=True, exist_ok=True)
+if EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend":
+    Path(EMAIL_FILE_PATH).mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,23 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from . import accounts, views
+
+admin.site.site_header = "From Scratch — editors"
+admin.site.site_title = "From Scratch admin"
+admin.site.index_title = "Write courses, notes and newsletter issues"
+admin.site.login = accounts.rate_limited_admin_login(admin.site.login)
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
+    path("account/", views.account, name="account"),
+    path("account/delete/", views.delete_account, name="account_delete"),
+    path("accounts/login/", accounts.login, name="account_login"),
+    path("accounts/", include("allauth.urls")),
+    path("admin/", admin.site.urls),
+    path("courses/", include("courses.urls")),
+    path("widgets/", include("courses.widget_urls")),
+    path("notebook/", include("notebook.urls")),
+    path("newsletter/", include("newsletter.urls")),
+]

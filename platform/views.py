@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import logging
+
+from django.contrib import messages
+from django.contrib.auth import logout
+from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods
+
+from .forms import DeleteAccountForm
+
+log = logging.getLogger(__name__)
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "platform/home.html")
+
+
+def _check_database() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+
+
+def _check_cache() -> None:
+    cache.set("healthz", "ok", 10)
+    if cache.get("healthz") != "ok":
+        raise RuntimeError("the cache did not return what was just written")
+
+
+def _check_broker() -> None:
+    from .celery import app
+
+    with app.connection_for_write() as conn:
+        conn.ensure_connection(max_retries=1, timeout=2)
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """State of each backing service; 503 naming the ones that did not answer."""
+    checks = {"database": _check_database, "cache": _check_cache, "broker": _check_broker}
+    state: dict[str, str] = {}
+    for name, check in checks.items():
+        try:
+            check()
+        except Exception as exc:  # any failure of a backing service is the answer, not a 500
+            log.warning("healthz: %s is down: %s", name, exc)
+            state[name] = f"down: {type(exc).__name__}"
+        else:
+            state[name] = "ok"
+    failing = [name for name, value in state.items() if value != "ok"]
+    body = {"status": "ok" if not failing else "down", "failing": failing, **state}
+    return JsonResponse(body, status=503 if failing else 200)
+
+
+@login_required
+@require_GET
+def account(request: HttpRequest) -> HttpResponse:
+    return render(
+        request, "platform/account.html", {"delete_form": DeleteAccountForm(user=request.user)}
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def delete_account(request: HttpRequest) -> HttpResponse:
+    """Delete the signed-in user and everything that hangs off them, after their password."""
+    form = DeleteAccountForm(request.POST or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        user = request.user
+        logout(request)
+        user.delete()
+        messages.success(request, "Your account and everything saved with it have been deleted.")
+        return redirect("home")
+    status = 400 if request.method == "POST" else 200
+    return render(request, "platform/account_delete.html", {"delete_form": form}, status=status)
