@@ -1,0 +1,221 @@
+"""Markdown, maths and code to safe HTML — the one renderer every app uses.
+
+* Markdown is parsed by markdown-it-py (CommonMark + tables + footnotes + ``$…$``/``$$…$$``).
+* Maths becomes MathML on the server (latex2mathml), so no JavaScript is needed and htmx
+  fragments, feeds and no-JS readers all get typeset formulas. Commands latex2mathml leaves raw
+  (``\\arg``, ``\\softmax`` …) are retried as ``\\operatorname{…}``.
+* Fenced code is highlighted by Pygments with CSS classes (``platform/pygments.css``).
+* The resulting HTML is sanitised by nh3 with an allow-list that includes the MathML elements,
+  so editor-written markdown cannot inject script, event handlers or ``javascript:`` links.
+* Results are cached by a hash of their source: an edit changes the hash, so saving new text
+  is the invalidation. Per-formula results are also kept in a small in-process LRU cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from functools import lru_cache
+
+import nh3
+from django.core.cache import cache
+from django.utils.safestring import SafeString, mark_safe
+from latex2mathml.converter import convert as latex_to_mathml
+from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
+from pygments import highlight as pygments_highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+RENDERER_VERSION = "1"
+CACHE_SECONDS = 60 * 60 * 24 * 7
+MAX_FORMULA_LENGTH = 5000
+
+MATHML_TAGS = {
+    "math", "mrow", "mi", "mn", "mo", "ms", "mspace", "mtext", "msub", "msup", "msubsup",
+    "mfrac", "msqrt", "mroot", "mover", "munder", "munderover", "mtable", "mtr", "mtd",
+    "mstyle", "mpadded", "menclose", "merror", "mphantom", "semantics", "annotation",
+    "mmultiscripts", "mprescripts", "none",
+}  # fmt: skip
+MATHML_ATTRIBUTES = {
+    "display", "mathvariant", "accent", "accentunder", "stretchy", "fence", "separator",
+    "lspace", "rspace", "width", "height", "depth", "linethickness", "displaystyle",
+    "scriptlevel", "columnalign", "rowalign", "columnspacing", "rowspacing", "movablelimits",
+    "largeop", "symmetric", "minsize", "maxsize", "notation", "form", "encoding",
+    "columnlines", "rowlines", "frame", "mathsize", "class",
+}  # fmt: skip
+ALLOWED_TAGS = (set(nh3.ALLOWED_TAGS) - {"img", "map", "area"}) | MATHML_TAGS | {"input"}
+ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
+    **{tag: set(attrs) for tag, attrs in nh3.ALLOWED_ATTRIBUTES.items()},
+    **{tag: set(MATHML_ATTRIBUTES) for tag in MATHML_TAGS},
+    "a": {"href", "hreflang", "title", "id", "class"},
+    "code": {"class"},
+    "pre": {"class"},
+    "span": {"class"},
+    "div": {"class"},
+    "li": {"id", "class"},
+    "sup": {"class", "id"},
+    "section": {"class"},
+    "th": {"class", "scope", "colspan", "rowspan"},
+    "td": {"class", "colspan", "rowspan"},
+    "input": {"type", "checked", "disabled"},
+}
+ALLOWED_TAGS |= {"section"}
+# Markdown tables align columns with style="text-align:…"; the CSP forbids inline styles, so
+# alignment becomes a class (see site.css) before sanitising, and every style attribute goes.
+_ALIGN_STYLE = re.compile(r'<(th|td) style="text-align:(left|right|center)">')
+
+# latex2mathml prints these as raw text; they are operator names.
+_RAW_COMMAND = re.compile(r"\\([A-Za-z]+)")
+_FORMATTER = HtmlFormatter(nowrap=True, classprefix="")
+
+
+def sanitize_html(raw_html: str) -> str:
+    """Keep formatting, links, tables, code and MathML; drop script, handlers, bad URLs."""
+    return nh3.clean(
+        raw_html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+        strip_comments=True,
+    )
+
+
+def _convert(latex: str, display: bool) -> str:
+    mathml = latex_to_mathml(latex, display="block" if display else "inline")
+    leftovers = {m for m in _RAW_COMMAND.findall(mathml)}
+    if leftovers:
+        for name in leftovers:
+            latex = re.sub(rf"\\{name}(?![A-Za-z])", rf"\\operatorname{{{name}}}", latex)
+        mathml = latex_to_mathml(latex, display="block" if display else "inline")
+    return mathml
+
+
+@lru_cache(maxsize=4096)
+def _math_html(latex: str, display: bool) -> str:
+    latex = latex.strip()
+    if not latex:
+        return ""
+    if len(latex) > MAX_FORMULA_LENGTH:
+        return f'<code class="math-error">{html.escape(latex[:200])}…</code>'
+    try:
+        mathml = _convert(latex, display)
+    except Exception:  # latex2mathml raises many types on malformed input; show the source
+        css = "math-error math-block" if display else "math-error"
+        return (
+            f'<code class="{css}" title="This formula could not be typeset">'
+            f"{html.escape(latex)}</code>"
+        )
+    # Keep the TeX as an annotation so screen readers and copy-paste still have it.
+    return sanitize_html(mathml)
+
+
+def render_math(latex: str, display: bool = False) -> SafeString:
+    """One formula as sanitised MathML (inline by default)."""
+    return mark_safe(_math_html(latex, display))  # noqa: S308 - sanitised above
+
+
+def highlight_code(source: str, language: str = "") -> SafeString:
+    """Source code highlighted by Pygments: ``<pre class="highlight"><code>…``."""
+    return mark_safe(  # noqa: S308 - Pygments escapes the source
+        f'<pre class="highlight"><code>{_highlight_inner(source, language)}</code></pre>'
+    )
+
+
+def _highlight_inner(source: str, language: str) -> str:
+    try:
+        lexer = get_lexer_by_name(language or "text", stripnl=False)
+    except ClassNotFound:
+        return html.escape(source)
+    return pygments_highlight(source, lexer, _FORMATTER)
+
+
+def _md_highlight(code: str, lang: str, attrs: str) -> str:
+    return _highlight_inner(code, lang.split()[0] if lang else "")
+
+
+def _md_math(content: str, options: dict) -> str:
+    return _math_html(content, bool(options.get("display_mode")))
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _md_highlight})
+    md.enable("table").enable("strikethrough")
+    md.use(dollarmath_plugin, renderer=_md_math, allow_space=True, allow_digits=False)
+    md.use(footnote_plugin)
+    # dollarmath wraps maths in <span class="math inline"> / <div class="math block">; keep that.
+    return md
+
+
+def _cache_key(kind: str, source: str) -> str:
+    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"render:{RENDERER_VERSION}:{kind}:{digest}"
+
+
+def render_markdown(source: str) -> SafeString:
+    """Markdown with maths and code to sanitised HTML, cached by content."""
+    source = source or ""
+    if not source.strip():
+        return mark_safe("")
+    key = _cache_key("md", source)
+    rendered = cache.get(key)
+    if rendered is None:
+        raw = _ALIGN_STYLE.sub(r'<\1 class="align-\2">', _markdown().render(source))
+        rendered = sanitize_html(raw)
+        cache.set(key, rendered, CACHE_SECONDS)
+    return mark_safe(rendered)  # noqa: S308 - sanitised by nh3
+
+
+# --- plain text (email) ---------------------------------------------------------------------
+
+_GREEK = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+    "zeta": "ζ", "eta": "η", "theta": "θ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ",
+    "nu": "ν", "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ",
+    "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ",
+    "Theta": "Θ", "Lambda": "Λ", "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+}  # fmt: skip
+_SYMBOLS = {
+    "top": "ᵀ", "cdot": "·", "times": "×", "odot": "⊙", "otimes": "⊗", "sum": "Σ", "prod": "Π",
+    "infty": "∞", "partial": "∂", "nabla": "∇", "approx": "≈", "neq": "≠", "ne": "≠",
+    "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥", "in": "∈", "to": "→", "rightarrow": "→",
+    "leftarrow": "←", "mapsto": "↦", "propto": "∝", "pm": "±", "ldots": "…", "cdots": "⋯",
+    "langle": "⟨", "rangle": "⟩", "lVert": "‖", "rVert": "‖", "|": "‖", "log": "log",
+    "exp": "exp", "max": "max", "min": "min", "sin": "sin", "cos": "cos", "arg": "arg",
+}  # fmt: skip
+_SPACING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])|\\[,;:! ]|\\q?quad\b")
+
+
+def latex_to_text(latex: str) -> str:
+    """A readable plain-text rendering of a formula, for email and feeds' text parts."""
+    text = _SPACING.sub(" ", latex)
+    for _ in range(4):  # nested constructs unwrap from the inside out
+        text = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", text)
+        text = re.sub(r"\\sqrt\{([^{}]*)\}", r"√(\1)", text)
+        text = re.sub(r"\\hat\{([^{}]*)\}", "\\1\u0302", text)
+        text = re.sub(r"\\bar\{([^{}]*)\}", "\\1\u0304", text)
+        text = re.sub(r"\\tilde\{([^{}]*)\}", "\\1\u0303", text)
+        text = re.sub(
+            r"\\(?:operatorname|mathrm|mathbf|boldsymbol|mathit|text|mathbb|mathcal)\{([^{}]*)\}",
+            r"\1",
+            text,
+        )
+    text = re.sub(r"\\([A-Za-z]+)", lambda m: _GREEK.get(m[1]) or _SYMBOLS.get(m[1], m[1]), text)
+    text = text.replace("^{ᵀ}", "ᵀ").replace("^ᵀ", "ᵀ").replace("^\\top", "ᵀ")
+    text = text.replace("{", "").replace("}", "")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+_DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(.+?)(?<![\\$])\$")
+
+
+def markdown_to_text(source: str) -> str:
+    """Markdown stays as it is (it reads well as text); formulas become readable text."""
+    text = _DISPLAY_MATH.sub(lambda m: "\n    " + latex_to_text(m[1]) + "\n", source or "")
+    return _INLINE_MATH.sub(lambda m: latex_to_text(m[1]), text)
