@@ -1,0 +1,538 @@
+"""Courses: tracks of chapters built around equations, and what learners do with them.
+
+Content (written by editors in admin): Course, Chapter, Symbol (the glossary), Equation with its
+EquationParts, CodeListing, Question with Choices.
+
+Learner records: QuizAttempt, LabelAttempt and ChapterProgress belong either to a user or, for
+someone not signed in, to an anonymous key kept in their session (``courses.progress``); they
+move to the account when that person logs in (``services.merge_anonymous_progress``).
+Walkthrough holds a signed-in learner's answers to the "seven questions" about an equation.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
+from django.db import models
+from django.db.models import Count, Prefetch, Q
+from django.urls import reverse
+from django.utils import timezone
+
+if TYPE_CHECKING:
+    from courses.progress import Learner
+
+# Reading time: prose at 200 words a minute, a displayed equation takes a minute to read
+# properly, code at 8 lines a minute, a check question half a minute.
+WORDS_PER_MINUTE = 200
+MINUTES_PER_EQUATION = 1.0
+CODE_LINES_PER_MINUTE = 8
+MINUTES_PER_QUESTION = 0.5
+
+RESERVED_COURSE_SLUGS = {"dashboard"}
+FILENAME_VALIDATOR = RegexValidator(
+    r"^[\w.-]+\Z", "Use letters, digits, dots, dashes and underscores only."
+)
+
+
+# --- content --------------------------------------------------------------------------------
+
+
+class CourseQuerySet(models.QuerySet):
+    def published(self) -> CourseQuerySet:
+        return self.filter(published=True)
+
+    def with_chapter_counts(self) -> CourseQuerySet:
+        """Annotate ``chapter_count``: the number of published chapters."""
+        return self.annotate(
+            chapter_count=Count("chapters", filter=Q(chapters__published=True), distinct=True)
+        )
+
+
+class Course(models.Model):
+    """A track: an ordered run of chapters."""
+
+    title = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+    summary = models.TextField(blank=True, help_text="Markdown with $math$; shown on the list.")
+    order = models.PositiveIntegerField(default=0, help_text="Lower numbers come first.")
+    published = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = CourseQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["order", "title"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("courses:course", kwargs={"course_slug": self.slug})
+
+    def clean(self) -> None:
+        if self.slug in RESERVED_COURSE_SLUGS:
+            raise ValidationError({"slug": f"“{self.slug}” is reserved for another page."})
+
+
+class Symbol(models.Model):
+    """A glossary entry: one piece of notation, how it looks, how it is typed, what it means."""
+
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=100, unique=True)
+    glyph = models.CharField(max_length=40, help_text="As it is shown, in Unicode: √, ᵀ, ε …")
+    latex = models.CharField(max_length=200, blank=True, help_text="How it is typed in LaTeX.")
+    tokens = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='LaTeX commands or Unicode characters that denote it, e.g. ["\\\\sqrt", "√"].',
+    )
+    explanation = models.TextField(help_text="Markdown with $math$.")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.glyph} {self.name}"
+
+    def clean(self) -> None:
+        if not isinstance(self.tokens, list) or not all(isinstance(t, str) for t in self.tokens):
+            raise ValidationError({"tokens": 'Give a list of strings, e.g. ["\\\\sqrt", "√"].'})
+
+
+class ChapterQuerySet(models.QuerySet):
+    def published(self) -> ChapterQuerySet:
+        """Chapters learners may see: published, in a published course."""
+        return self.filter(published=True, course__published=True)
+
+    def visible_to(self, user) -> ChapterQuerySet:
+        """Staff preview unpublished chapters; everyone else sees published ones only."""
+        if user.is_authenticated and user.is_staff:
+            return self.all()
+        return self.published()
+
+    def for_page(self) -> ChapterQuerySet:
+        """Everything the chapter page shows, in a number of queries that does not grow."""
+        return self.select_related("course").prefetch_related(
+            Prefetch("prerequisites", queryset=Chapter.objects.select_related("course")),
+            Prefetch(
+                "chapter_symbols",
+                queryset=ChapterSymbol.objects.select_related("symbol").order_by("order", "id"),
+            ),
+            Prefetch("equations", queryset=Equation.objects.prefetch_related("parts")),
+            "listings",
+            Prefetch("related_chapters", queryset=Chapter.objects.select_related("course")),
+            Prefetch("questions", queryset=Question.objects.prefetch_related("choices")),
+        )
+
+
+class Chapter(models.Model):
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="chapters")
+    slug = models.SlugField(max_length=100)
+    title = models.CharField(max_length=200)
+    summary = models.TextField(blank=True, help_text="One or two sentences under the title.")
+    order = models.PositiveIntegerField(default=0, help_text="Position in the course.")
+    published = models.BooleanField(default=False)
+    published_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="Set the first time it is published."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    prerequisites = models.ManyToManyField(
+        "self", symmetrical=False, blank=True, related_name="required_by"
+    )
+    prerequisites_note = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Free-text prerequisites shown after the links, e.g. “The rest of the track”.",
+    )
+    idea = models.TextField("the idea", blank=True, help_text="Markdown with $math$.")
+    try_it_intro = models.TextField(
+        "try it (introduction)", blank=True, help_text="Shown above the label-the-parts exercise."
+    )
+    symbols = models.ManyToManyField(
+        Symbol, through="ChapterSymbol", blank=True, related_name="chapters"
+    )
+    related_chapters = models.ManyToManyField(
+        "self",
+        symmetrical=False,
+        blank=True,
+        related_name="cited_by",
+        verbose_name="you'll see this in (chapters)",
+    )
+
+    objects = ChapterQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["course", "order", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["course", "slug"], name="chapter_slug_unique_in_course")
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def save(self, *args, **kwargs) -> None:
+        if self.published and self.published_at is None:
+            self.published_at = timezone.now()
+            if "update_fields" in kwargs and kwargs["update_fields"] is not None:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "published_at"}
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse(
+            "courses:chapter", kwargs={"course_slug": self.course.slug, "chapter_slug": self.slug}
+        )
+
+    @property
+    def is_visible(self) -> bool:
+        return self.published and self.course.published
+
+    def reading_minutes(self) -> int:
+        """Minutes to read the page, from its text (uses the prefetched related rows)."""
+        prose = [self.summary, self.idea, self.try_it_intro]
+        equations = list(self.equations.all())
+        prose += [e.shape_note for e in equations] + [e.explanation for e in equations]
+        questions = list(self.questions.all())
+        for question in questions:
+            prose += [question.prompt, question.explanation]
+            for choice in question.choices.all():
+                prose += [choice.text, choice.explanation]
+        words = sum(len(_WORD.findall(_MATH.sub(" ", text or ""))) for text in prose)
+        code_lines = sum(
+            len([line for line in listing.source.splitlines() if line.strip()])
+            for listing in self.listings.all()
+        )
+        minutes = (
+            words / WORDS_PER_MINUTE
+            + len(equations) * MINUTES_PER_EQUATION
+            + code_lines / CODE_LINES_PER_MINUTE
+            + len(questions) * MINUTES_PER_QUESTION
+        )
+        return max(1, math.ceil(minutes))
+
+
+_WORD = re.compile(r"[\w’']+")
+_MATH = re.compile(r"\$\$.+?\$\$|\$.+?\$", re.S)
+
+
+class ChapterSymbol(models.Model):
+    """A symbol shown in a chapter's "Symbols in this lesson" row, in order."""
+
+    chapter = models.ForeignKey(Chapter, on_delete=models.CASCADE, related_name="chapter_symbols")
+    symbol = models.ForeignKey(Symbol, on_delete=models.CASCADE, related_name="+")
+    order = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["order", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["chapter", "symbol"], name="chapter_symbol_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.symbol} in {self.chapter}"
+
+
+class Equation(models.Model):
+    class Widget(models.TextChoices):
+        NONE = "", "none"
+        ATTENTION = "attention", "attention heatmap"
+        SOFTMAX = "softmax", "softmax with temperature"
+        NORMS = "norms", "layer norm vs RMS norm"
+        ADAM = "adam", "Adam trajectory"
+        ROPE = "rope", "RoPE offsets"
+
+    chapter = models.ForeignKey(Chapter, on_delete=models.CASCADE, related_name="equations")
+    order = models.PositiveIntegerField(default=0)
+    title = models.CharField(max_length=200)
+    latex = models.TextField(help_text="LaTeX without surrounding dollars.")
+    shape_note = models.CharField(
+        max_length=300, blank=True, help_text="e.g. “Q, K: tokens × d_k”. Markdown with $math$."
+    )
+    explanation = models.TextField(blank=True, help_text="Optional markdown under the equation.")
+    widget = models.CharField(max_length=20, choices=Widget.choices, blank=True, default="")
+
+    class Meta:
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def get_absolute_url(self) -> str:
+        return self.chapter.get_absolute_url() + f"#eq-{self.pk}"
+
+
+class EquationPart(models.Model):
+    class Role(models.TextChoices):
+        OUTPUT = "output", "output"
+        INPUT = "input", "input"
+        LEARNED = "learned", "learned"
+        CONSTANT = "constant", "constant"
+        OPERATION = "operation", "operation"
+
+    equation = models.ForeignKey(Equation, on_delete=models.CASCADE, related_name="parts")
+    order = models.PositiveIntegerField(default=0)
+    latex = models.CharField(max_length=300, help_text="The fragment, in LaTeX.")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    reason = models.CharField(max_length=300, help_text="One line: why it has this role.")
+
+    class Meta:
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.latex} ({self.role})"
+
+
+class CodeListing(models.Model):
+    chapter = models.ForeignKey(Chapter, on_delete=models.CASCADE, related_name="listings")
+    order = models.PositiveIntegerField(default=0)
+    filename = models.CharField(
+        max_length=100,
+        validators=[FILENAME_VALIDATOR],
+        help_text="The download's file name: letters, digits, dots, dashes, underscores.",
+    )
+    language = models.CharField(max_length=30, default="python")
+    source = models.TextField()
+    expected_output = models.TextField(blank=True, help_text="Exactly what the code prints.")
+
+    class Meta:
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return self.filename
+
+
+class Question(models.Model):
+    chapter = models.ForeignKey(Chapter, on_delete=models.CASCADE, related_name="questions")
+    order = models.PositiveIntegerField(default=0)
+    prompt = models.TextField(help_text="Markdown with $math$.")
+    explanation = models.TextField(
+        help_text="Shown after any answer: the general explanation. Markdown with $math$."
+    )
+
+    class Meta:
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return self.prompt[:80]
+
+
+class Choice(models.Model):
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="choices")
+    order = models.PositiveIntegerField(default=0)
+    text = models.CharField(max_length=300, help_text="Markdown with $math$, one line.")
+    is_correct = models.BooleanField("correct", default=False)
+    explanation = models.TextField(help_text="Why this choice is right or wrong.")
+
+    class Meta:
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+# --- learner records ------------------------------------------------------------------------
+
+
+class LearnerQuerySet(models.QuerySet):
+    def for_learner(self, learner: Learner | None) -> LearnerQuerySet:
+        """Rows of this learner only (a user, or an anonymous session key); none for nobody."""
+        if learner is None:
+            return self.none()
+        if learner.user_id is not None:
+            return self.filter(user_id=learner.user_id)
+        return self.filter(user__isnull=True, anon_key=learner.anon_key)
+
+
+class LearnerOwned(models.Model):
+    """Belongs to exactly one of: a user, or an anonymous session key."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    anon_key = models.CharField(max_length=32, blank=True, default="", db_index=True)
+
+    class Meta:
+        abstract = True
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(user__isnull=False) & Q(anon_key=""))
+                | (Q(user__isnull=True) & ~Q(anon_key="")),
+                name="%(class)s_one_owner",
+            )
+        ]
+
+
+# Spaced review: a question answered wrongly is due at once and stays due until answered right;
+# then it comes back after 1, 3 and 7 days. A right answer given before it is due changes nothing;
+# a wrong answer at any time starts the cycle again.
+REVIEW_INTERVALS = (timedelta(days=1), timedelta(days=3), timedelta(days=7))
+
+
+@dataclass
+class Review:
+    question: Question
+    stage: int  # 0: wrong and not yet right since; n: the n-th spaced review
+    due_at: datetime
+
+    def is_due(self, now: datetime) -> bool:
+        return self.due_at <= now
+
+
+def review_schedule(attempts: Iterable[QuizAttempt]) -> list[Review]:
+    """Pending reviews from a learner's attempts (in time order), soonest first."""
+    state: dict[int, Review | None] = {}
+    for attempt in attempts:
+        review = state.get(attempt.question_id)
+        if not attempt.correct:
+            state[attempt.question_id] = Review(attempt.question, 0, attempt.created_at)
+        elif review is not None and attempt.created_at >= review.due_at:
+            if review.stage >= len(REVIEW_INTERVALS):
+                state[attempt.question_id] = None  # reviewed after 7 days: learnt
+            else:
+                review.due_at = attempt.created_at + REVIEW_INTERVALS[review.stage]
+                review.stage += 1
+    return sorted((r for r in state.values() if r), key=lambda r: (r.due_at, r.question.pk))
+
+
+class QuizAttemptQuerySet(LearnerQuerySet):
+    def correct(self) -> QuizAttemptQuerySet:
+        return self.filter(correct=True)
+
+    def reviews(self) -> list[Review]:
+        """Pending reviews of published questions (call on ``for_learner(...)``), one query."""
+        ever_wrong = self.filter(correct=False).values("question_id")
+        attempts = (
+            self.filter(question_id__in=ever_wrong)
+            .filter(question__chapter__published=True, question__chapter__course__published=True)
+            .select_related("question__chapter__course")
+            .order_by("created_at", "id")
+        )
+        return review_schedule(attempts)
+
+    def in_chapter(self, chapter: Chapter) -> QuizAttemptQuerySet:
+        return self.filter(question__chapter=chapter)
+
+
+class QuizAttempt(LearnerOwned):
+    """One answer to one check question. Every attempt is kept."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="attempts")
+    choice = models.ForeignKey(Choice, on_delete=models.CASCADE, related_name="attempts")
+    correct = models.BooleanField()
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    objects = QuizAttemptQuerySet.as_manager()
+
+    class Meta(LearnerOwned.Meta):
+        ordering = ["created_at", "id"]
+        indexes = [
+            models.Index(fields=["user", "question"], name="quizattempt_user_question"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{'right' if self.correct else 'wrong'}: {self.question}"
+
+
+class LabelAttempt(LearnerOwned):
+    """One role picked for one equation part. Every attempt is kept."""
+
+    part = models.ForeignKey(EquationPart, on_delete=models.CASCADE, related_name="attempts")
+    role = models.CharField(max_length=20, choices=EquationPart.Role.choices)
+    correct = models.BooleanField()
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    objects = LearnerQuerySet.as_manager()
+
+    class Meta(LearnerOwned.Meta):
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.part.latex} as {self.role}"
+
+
+class ChapterProgressQuerySet(LearnerQuerySet):
+    def finished(self) -> ChapterProgressQuerySet:
+        return self.filter(finished_at__isnull=False)
+
+    def passed(self) -> ChapterProgressQuerySet:
+        return self.filter(check_passed_at__isnull=False)
+
+
+class ChapterProgress(LearnerOwned):
+    """Where one learner stands in one chapter."""
+
+    chapter = models.ForeignKey(Chapter, on_delete=models.CASCADE, related_name="progress")
+    check_passed_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    last_visited_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    objects = ChapterProgressQuerySet.as_manager()
+
+    class Meta(LearnerOwned.Meta):
+        verbose_name_plural = "chapter progress"
+        ordering = ["-updated_at"]
+        constraints = [
+            *LearnerOwned.Meta.constraints,
+            models.UniqueConstraint(
+                fields=["user", "chapter"],
+                condition=Q(user__isnull=False),
+                name="progress_once_per_user",
+            ),
+            models.UniqueConstraint(
+                fields=["anon_key", "chapter"],
+                condition=Q(user__isnull=True),
+                name="progress_once_per_anon",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.chapter}: {self.status}"
+
+    @property
+    def status(self) -> str:
+        if self.finished_at:
+            return "finished"
+        if self.check_passed_at:
+            return "check passed"
+        return "started"
+
+
+class Walkthrough(models.Model):
+    """A signed-in learner's answers to the seven questions about one equation."""
+
+    ANSWER_KEYS = (
+        "output",
+        "inputs",
+        "learned",
+        "shapes",
+        "operations",
+        "extremes",
+        "ablations",
+    )
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="walkthroughs"
+    )
+    equation = models.ForeignKey(
+        Equation, on_delete=models.SET_NULL, null=True, blank=True, related_name="walkthroughs"
+    )
+    latex = models.TextField()
+    answers = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return self.equation.title if self.equation_id else self.latex[:60]

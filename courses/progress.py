@@ -1,0 +1,52 @@
+"""Who is learning: a signed-in user, or an anonymous visitor known by a key in their session.
+
+Anonymous learners' attempts and progress are stored like everyone else's but owned by a random
+key kept in the session (``ANON_KEY``), never by anything that comes from the request body; when
+they log in, ``services.merge_anonymous_progress`` hands those rows to the account.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+from django.http import HttpRequest
+
+ANON_KEY = "courses_learner"
+
+
+@dataclass(frozen=True)
+class Learner:
+    user_id: int | None = None
+    anon_key: str = ""
+
+    @property
+    def is_anonymous(self) -> bool:
+        return self.user_id is None
+
+    def owner_fields(self) -> dict[str, object]:
+        """Field values that make a new row belong to this learner."""
+        if self.user_id is not None:
+            return {"user_id": self.user_id, "anon_key": ""}
+        return {"user_id": None, "anon_key": self.anon_key}
+
+
+def current_learner(request: HttpRequest, *, create: bool = False) -> Learner | None:
+    """The learner behind the request; ``None`` for an anonymous reader who has done nothing.
+
+    With ``create=True`` an anonymous visitor gets a key in their session (so their first answer
+    can be saved). Reading pages never creates a session.
+    """
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated:
+        return Learner(user_id=user.pk)
+    session = getattr(request, "session", None)
+    if session is None:
+        return None
+    key = session.get(ANON_KEY)
+    if not isinstance(key, str) or len(key) != 32:
+        if not create:
+            return None
+        key = secrets.token_hex(16)
+        session[ANON_KEY] = key
+    return Learner(anon_key=key)
