@@ -1,0 +1,305 @@
+"""The mathematics of the widgets, in plain numpy (float64, vectorised, no Django).
+
+The public API below is fixed: other code and checks rely on these names and meanings.
+
+    softmax(x, axis=-1, temperature=1.0)
+    causal_mask(n)
+    attention(Q, K, V, mask=None, temperature=1.0) -> (out, weights)
+    layer_norm(x, gamma=1.0, beta=0.0, eps=1e-5)
+    rms_norm(x, gamma=1.0, eps=1e-5)
+    adam(grad, theta0, steps, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-8, bias_correction=True)
+    rope(x, positions=None, base=10000.0)
+
+A few helpers the widgets also need (``attention_scores``, ``entropy``, ``sgd``) live here too,
+so that every formula on the site is computed in one place.
+
+Numerical policy: inputs with NaN or +inf, fully masked softmax rows and overflowing scores raise
+``ValueError`` with a message that says what is wrong; nothing returns NaN silently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = [
+    "adam",
+    "attention",
+    "attention_scores",
+    "causal_mask",
+    "entropy",
+    "layer_norm",
+    "rms_norm",
+    "rope",
+    "sgd",
+    "softmax",
+]
+
+
+def _array(x, name: str) -> np.ndarray:
+    arr = np.asarray(x, dtype=np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must contain only finite numbers (no NaN or infinity)")
+    return arr
+
+
+def _positive(value: float, name: str) -> float:
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number greater than 0, got {value!r}")
+    return value
+
+
+def softmax(x, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
+    """exp(x / τ) normalised along ``axis``; -inf entries (masked) get weight 0.
+
+    The maximum is subtracted before dividing by τ, so no logit, however large, overflows; a
+    slice that is entirely -inf (every position masked) has no distribution and raises.
+    """
+    z = np.asarray(x, dtype=np.float64)
+    t = _positive(temperature, "temperature")
+    if np.isnan(z).any() or np.isposinf(z).any():
+        raise ValueError("softmax logits must not contain NaN or +infinity")
+    if z.size == 0:
+        return z.copy()
+    top = z.max(axis=axis, keepdims=True)
+    if np.isneginf(top).any():
+        raise ValueError("softmax over a row whose entries are all -inf (every position masked)")
+    # z - top <= 0, so its exponential is in [0, 1]; dividing by t keeps the sign (a difference
+    # of two huge logits may round to -inf, whose exponential is a correct 0).
+    with np.errstate(over="ignore"):
+        e = np.exp((z - top) / t)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def causal_mask(n: int) -> np.ndarray:
+    """(n, n) additive mask: 0 on and below the diagonal, -inf above (no peeking ahead)."""
+    n = int(n)
+    if n < 0:
+        raise ValueError("causal_mask size must be >= 0")
+    return np.where(np.triu(np.ones((n, n), dtype=bool), k=1), -np.inf, 0.0)
+
+
+def attention_scores(Q, K, temperature: float = 1.0) -> np.ndarray:
+    """Q Kᵀ / √d_k / τ over the last two axes (leading axes broadcast)."""
+    Q = _array(Q, "Q")
+    K = _array(K, "K")
+    if Q.ndim < 2 or K.ndim < 2:
+        raise ValueError("Q and K must be at least 2-D (tokens × d_k)")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"Q and K must share d_k: got {Q.shape[-1]} and {K.shape[-1]}")
+    d_k = Q.shape[-1]
+    if d_k == 0:
+        raise ValueError("d_k must be at least 1")
+    t = _positive(temperature, "temperature")
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = (Q @ np.swapaxes(K, -1, -2)) / math.sqrt(d_k) / t
+    if not np.isfinite(scores).all():
+        raise ValueError("attention scores overflow float64: scale Q or K down, or raise τ")
+    return scores
+
+
+def attention(Q, K, V, mask=None, temperature: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled dot-product attention: (softmax(Q Kᵀ / √d_k / τ + mask) V, weights).
+
+    ``mask`` is either an additive float array (0 keeps, -inf removes) or a boolean array that is
+    True where attention is allowed; it broadcasts over the leading (batch, head) axes.
+    """
+    V = _array(V, "V")
+    scores = attention_scores(Q, K, temperature)
+    if V.ndim < 2 or V.shape[-2] != scores.shape[-1]:
+        raise ValueError(
+            f"V must have one row per key: K has {scores.shape[-1]} rows, V has shape {V.shape}"
+        )
+    if mask is not None:
+        m = np.asarray(mask)
+        try:
+            np.broadcast_shapes(m.shape, scores.shape)
+        except ValueError as exc:
+            raise ValueError(
+                f"mask of shape {m.shape} does not broadcast to the scores' {scores.shape}"
+            ) from exc
+        if m.dtype == bool:
+            scores = np.where(m, scores, -np.inf)
+        else:
+            m = m.astype(np.float64)
+            if np.isnan(m).any() or np.isposinf(m).any():
+                raise ValueError("an additive mask may hold finite numbers or -inf only")
+            scores = scores + m
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+
+
+def entropy(p, axis: int = -1) -> np.ndarray:
+    """Shannon entropy −Σ p log p in nats along ``axis`` (0 log 0 = 0)."""
+    p = np.asarray(p, dtype=np.float64)
+    logs = np.log(p, out=np.zeros_like(p), where=p > 0)
+    return -(p * logs).sum(axis=axis)
+
+
+def _scaled(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x divided by its largest magnitude per row, and that magnitude (1 for zero rows).
+
+    Normalising a row is scale-free apart from ε, so working on x / c (entries in [-1, 1]) with
+    ε / c² gives the same answer without overflowing x² for huge inputs.
+    """
+    c = np.abs(x).max(axis=-1, keepdims=True)  # callers ensure the last axis is not empty
+    c = np.where(c > 0, c, 1.0)
+    return x / c, c
+
+
+def layer_norm(x, gamma=1.0, beta=0.0, eps: float = 1e-5) -> np.ndarray:
+    """γ ⊙ (x − μ) / √(σ² + ε) + β over the last axis, σ² the biased (1/d) variance."""
+    x = _array(x, "x")
+    if x.ndim == 0 or x.shape[-1] == 0:
+        raise ValueError("layer_norm needs at least one feature on the last axis")
+    eps = _positive(eps, "eps")
+    xs, c = _scaled(x)
+    centred = xs - xs.mean(axis=-1, keepdims=True)
+    var = (centred * centred).mean(axis=-1, keepdims=True)
+    with np.errstate(over="ignore", divide="ignore"):
+        out = centred / np.sqrt(var + eps / (c * c))
+        out = _array(gamma, "gamma") * out + _array(beta, "beta")
+    if not np.isfinite(out).all():
+        raise ValueError("layer_norm output overflowed: γ or β is too large")
+    return out
+
+
+def rms_norm(x, gamma=1.0, eps: float = 1e-5) -> np.ndarray:
+    """x / √(mean(x²) + ε) · γ over the last axis (no centring, no shift)."""
+    x = _array(x, "x")
+    if x.ndim == 0 or x.shape[-1] == 0:
+        raise ValueError("rms_norm needs at least one feature on the last axis")
+    eps = _positive(eps, "eps")
+    xs, c = _scaled(x)
+    with np.errstate(over="ignore", divide="ignore"):
+        out = xs / np.sqrt((xs * xs).mean(axis=-1, keepdims=True) + eps / (c * c))
+        out = out * _array(gamma, "gamma")
+    if not np.isfinite(out).all():
+        raise ValueError("rms_norm output overflowed: γ is too large")
+    return out
+
+
+def _check_optimiser(steps: int, lr: float) -> int:
+    if isinstance(steps, bool) or int(steps) != steps or steps < 0:
+        raise ValueError(f"steps must be a whole number >= 0, got {steps!r}")
+    _positive(lr, "lr")
+    return int(steps)
+
+
+def adam(
+    grad: Callable,
+    theta0,
+    steps: int,
+    lr: float = 0.001,
+    beta1: float = 0.9,
+    beta2: float = 0.999,
+    eps: float = 1e-8,
+    bias_correction: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Run Adam from ``theta0``; return the arrays theta, m, v of length steps + 1 (row 0 = start).
+
+    m_t = β1 m_{t−1} + (1 − β1) g_t, v_t = β2 v_{t−1} + (1 − β2) g_t², and
+    θ_t = θ_{t−1} − η m̂_t / (√v̂_t + ε) with m̂, v̂ divided by (1 − β^t) when ``bias_correction``.
+    A scalar θ runs on Python floats (the loop over steps is the only loop, and it is cheap).
+    """
+    steps = _check_optimiser(steps, lr)
+    for name, b in (("beta1", beta1), ("beta2", beta2)):
+        if not (math.isfinite(b) and 0.0 <= b < 1.0):
+            raise ValueError(f"{name} must be in [0, 1), got {b!r}")
+    eps = _positive(eps, "eps")
+    start = _array(theta0, "theta0")
+    ts = np.arange(1, steps + 1, dtype=np.float64)
+    if bias_correction:
+        c1 = 1.0 - np.power(beta1, ts)
+        c2 = 1.0 - np.power(beta2, ts)
+    else:
+        c1 = c2 = np.ones(steps)
+    a1, a2 = 1.0 - beta1, 1.0 - beta2
+    if start.ndim == 0:
+        # Scalar θ: Python floats are ~20x cheaper per operation than 0-d numpy arrays.
+        th, m, v = float(start), 0.0, 0.0
+        thetas, ms, vs = [th], [0.0], [0.0]
+        sqrt = math.sqrt
+        step_sizes = (lr / c1).tolist()  # η / (1 − β1^t)
+        inv_c2 = (1.0 / c2).tolist()  # 1 / (1 − β2^t)
+        keep_theta, keep_m, keep_v = thetas.append, ms.append, vs.append
+        for s1, r2 in zip(step_sizes, inv_c2, strict=True):
+            g = grad(th)
+            m = beta1 * m + a1 * g
+            v = beta2 * v + a2 * g * g
+            th = th - s1 * m / (sqrt(v * r2) + eps)
+            keep_theta(th)
+            keep_m(m)
+            keep_v(v)
+        out = (
+            np.array(thetas, dtype=np.float64),
+            np.array(ms, dtype=np.float64),
+            np.array(vs, dtype=np.float64),
+        )
+    else:
+        thetas = np.empty((steps + 1, *start.shape))
+        ms = np.zeros_like(thetas)
+        vs = np.zeros_like(thetas)
+        thetas[0] = start
+        for t in range(1, steps + 1):
+            g = np.asarray(grad(thetas[t - 1]), dtype=np.float64)
+            if not np.isfinite(g).all():
+                raise ValueError(f"the gradient is not finite at step {t}")
+            ms[t] = beta1 * ms[t - 1] + a1 * g
+            vs[t] = beta2 * vs[t - 1] + a2 * g * g
+            m_hat, v_hat = ms[t] / c1[t - 1], vs[t] / c2[t - 1]
+            thetas[t] = thetas[t - 1] - lr * m_hat / (np.sqrt(v_hat) + eps)
+        out = thetas, ms, vs
+    for name, arr in zip(("θ", "m", "v"), out, strict=True):
+        if not np.isfinite(arr).all():
+            bad = int(np.argmin(np.isfinite(arr).reshape(steps + 1, -1).all(axis=1)))
+            raise ValueError(f"Adam's {name} stopped being finite at step {bad}")
+    return out
+
+
+def sgd(grad: Callable, theta0: float, steps: int, lr: float, limit: float = 1e12) -> np.ndarray:
+    """Plain gradient descent θ_t = θ_{t−1} − η g on a scalar; stops early once |θ| > limit.
+
+    The result has steps + 1 entries, or fewer when the run diverged (its last entry is then the
+    first θ past the limit), so the caller can say "diverged at step k" instead of plotting inf.
+    """
+    steps = _check_optimiser(steps, lr)
+    th = float(_array(theta0, "theta0"))
+    thetas = [th]
+    for _ in range(steps):
+        th = th - lr * float(grad(th))
+        thetas.append(th)
+        if not abs(th) <= limit:  # also catches NaN
+            break
+    return np.array(thetas)
+
+
+def _rotate_half(x: np.ndarray) -> np.ndarray:
+    half = x.shape[-1] // 2
+    return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+
+
+def rope(x, positions=None, base: float = 10000.0) -> np.ndarray:
+    """Rotary position embedding, rotate-half form, on the last axis of x (..., T, d), d even.
+
+    Feature i is paired with i + d/2 and the pair is rotated by the angle p · base^(−2i/d), so
+    ⟨rope(q, m), rope(k, n)⟩ depends on n − m only. ``positions`` defaults to 0 … T − 1.
+    """
+    x = _array(x, "x")
+    if x.ndim < 1 or x.shape[-1] == 0 or x.shape[-1] % 2:
+        raise ValueError(f"rope needs an even, non-zero last axis, got shape {x.shape}")
+    base = _positive(base, "base")
+    d = x.shape[-1]
+    if positions is None:
+        if x.ndim < 2:
+            raise ValueError("a single vector needs explicit positions")
+        pos = np.arange(x.shape[-2], dtype=np.float64)
+    else:
+        pos = _array(positions, "positions")
+    inv_freq = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)  # (d/2,)
+    angles = pos[..., None] * inv_freq  # (..., T, d/2)
+    angles = np.concatenate([angles, angles], axis=-1)  # (..., T, d)
+    return x * np.cos(angles) + _rotate_half(x) * np.sin(angles)
