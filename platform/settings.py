@@ -292,3 +292,16 @@ if not REDIS_URL:
     (CELERY_BROKER_DIR / "results").mkdir(parents=True, exist_ok=True)
 if EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend":
     Path(EMAIL_FILE_PATH).mkdir(parents=True, exist_ok=True)
+
+# --- notebook -------------------------------------------------------------------------------
+# Limits of one snippet check run (notebook/runner.py): wall-clock seconds, address space in
+# MB, and how many bytes of stdout+stderr it may print before it is stopped.
+SNIPPET_TIME_LIMIT = env.float("SNIPPET_TIME_LIMIT", default=10.0)
+SNIPPET_MEMORY_LIMIT_MB = env.int("SNIPPET_MEMORY_LIMIT_MB", default=512)
+SNIPPET_MAX_OUTPUT_BYTES = env.int("SNIPPET_MAX_OUTPUT_BYTES", default=64_000)
+if SNIPPET_TIME_LIMIT <= 0 or SNIPPET_MEMORY_LIMIT_MB < 64 or SNIPPET_MAX_OUTPUT_BYTES < 1024:
+    raise ImproperlyConfigured(
+        "SNIPPET_TIME_LIMIT must be > 0, SNIPPET_MEMORY_LIMIT_MB >= 64 and "
+        "SNIPPET_MAX_OUTPUT_BYTES >= 1024."
+    )
+NOTEBOOK_PAGE_SIZE = env.int("NOTEBOOK_PAGE_SIZE", default=10)
