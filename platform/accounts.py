@@ -7,6 +7,7 @@ from collections.abc import Callable
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.account.views import login as allauth_login
 from allauth.core import ratelimit
+from allauth.core.internal import ratelimit as ratelimit_usage
 from django.http import HttpRequest, HttpResponse
 
 
@@ -45,7 +46,11 @@ def rate_limited_admin_login(view: Callable[..., HttpResponse]) -> Callable[...,
         if request.method != "POST":
             return view(request, extra_context)
         key = "admin:" + request.POST.get("username", "").strip().lower()
-        usage = ratelimit.consume(request, action="login_failed", key=key)
+        # The internal call returns a usage that can be rolled back after a successful login, as
+        # allauth's own login does (allauth is pinned in requirements.txt).
+        usage = ratelimit_usage.consume(
+            request, app="allauth.account", action="login_failed", key=key
+        )
         if not usage:
             return ratelimit.respond_429(request)
         response = view(request, extra_context)

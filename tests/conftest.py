@@ -63,6 +63,7 @@ def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     from django.db import connection
 
     env = dict(os.environ)
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set for Playwright in this process only
     db = connection.settings_dict
     if db["ENGINE"].endswith("sqlite3"):
         env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
