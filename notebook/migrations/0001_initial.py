@@ -8,7 +8,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,155 +16,375 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Note',
+            name="Note",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=200)),
-                ('slug', models.SlugField(max_length=200, unique=True)),
-                ('date', models.DateField(db_index=True, default=django.utils.timezone.localdate)),
-                ('kind', models.CharField(choices=[('code', 'Code note'), ('derivation', 'Derivation'), ('debugging', 'Debugging')], default='code', max_length=20)),
-                ('summary', models.CharField(help_text='One line: why this note is worth reading.', max_length=300, verbose_name='why it matters')),
-                ('body', models.TextField(help_text='Markdown with fenced code and $math$.')),
-                ('written_up_in', models.URLField(blank=True, verbose_name='written up in (link)')),
-                ('written_up_in_title', models.CharField(blank=True, max_length=200, verbose_name='written up in (title)')),
-                ('part_of', models.CharField(blank=True, max_length=200, verbose_name='part of (title)')),
-                ('part_of_url', models.URLField(blank=True, verbose_name='part of (link)')),
-                ('published', models.BooleanField(default=False)),
-                ('published_at', models.DateTimeField(blank=True, editable=False, help_text='Set the first time the note is published.', null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("title", models.CharField(max_length=200)),
+                ("slug", models.SlugField(max_length=200, unique=True)),
+                ("date", models.DateField(db_index=True, default=django.utils.timezone.localdate)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("code", "Code note"),
+                            ("derivation", "Derivation"),
+                            ("debugging", "Debugging"),
+                        ],
+                        default="code",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "summary",
+                    models.CharField(
+                        help_text="One line: why this note is worth reading.",
+                        max_length=300,
+                        verbose_name="why it matters",
+                    ),
+                ),
+                ("body", models.TextField(help_text="Markdown with fenced code and $math$.")),
+                ("written_up_in", models.URLField(blank=True, verbose_name="written up in (link)")),
+                (
+                    "written_up_in_title",
+                    models.CharField(
+                        blank=True, max_length=200, verbose_name="written up in (title)"
+                    ),
+                ),
+                (
+                    "part_of",
+                    models.CharField(blank=True, max_length=200, verbose_name="part of (title)"),
+                ),
+                ("part_of_url", models.URLField(blank=True, verbose_name="part of (link)")),
+                ("published", models.BooleanField(default=False)),
+                (
+                    "published_at",
+                    models.DateTimeField(
+                        blank=True,
+                        editable=False,
+                        help_text="Set the first time the note is published.",
+                        null=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['-date', '-id'],
+                "ordering": ["-date", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Topic',
+            name="Topic",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=80, unique=True)),
-                ('slug', models.SlugField(max_length=80, unique=True)),
-                ('description', models.TextField(blank=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=80, unique=True)),
+                ("slug", models.SlugField(max_length=80, unique=True)),
+                ("description", models.TextField(blank=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='HistoricalNote',
+            name="HistoricalNote",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('title', models.CharField(max_length=200)),
-                ('slug', models.SlugField(max_length=200)),
-                ('date', models.DateField(db_index=True, default=django.utils.timezone.localdate)),
-                ('kind', models.CharField(choices=[('code', 'Code note'), ('derivation', 'Derivation'), ('debugging', 'Debugging')], default='code', max_length=20)),
-                ('summary', models.CharField(help_text='One line: why this note is worth reading.', max_length=300, verbose_name='why it matters')),
-                ('body', models.TextField(help_text='Markdown with fenced code and $math$.')),
-                ('written_up_in', models.URLField(blank=True, verbose_name='written up in (link)')),
-                ('written_up_in_title', models.CharField(blank=True, max_length=200, verbose_name='written up in (title)')),
-                ('part_of', models.CharField(blank=True, max_length=200, verbose_name='part of (title)')),
-                ('part_of_url', models.URLField(blank=True, verbose_name='part of (link)')),
-                ('published', models.BooleanField(default=False)),
-                ('published_at', models.DateTimeField(blank=True, editable=False, help_text='Set the first time the note is published.', null=True)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                ("title", models.CharField(max_length=200)),
+                ("slug", models.SlugField(max_length=200)),
+                ("date", models.DateField(db_index=True, default=django.utils.timezone.localdate)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("code", "Code note"),
+                            ("derivation", "Derivation"),
+                            ("debugging", "Debugging"),
+                        ],
+                        default="code",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "summary",
+                    models.CharField(
+                        help_text="One line: why this note is worth reading.",
+                        max_length=300,
+                        verbose_name="why it matters",
+                    ),
+                ),
+                ("body", models.TextField(help_text="Markdown with fenced code and $math$.")),
+                ("written_up_in", models.URLField(blank=True, verbose_name="written up in (link)")),
+                (
+                    "written_up_in_title",
+                    models.CharField(
+                        blank=True, max_length=200, verbose_name="written up in (title)"
+                    ),
+                ),
+                (
+                    "part_of",
+                    models.CharField(blank=True, max_length=200, verbose_name="part of (title)"),
+                ),
+                ("part_of_url", models.URLField(blank=True, verbose_name="part of (link)")),
+                ("published", models.BooleanField(default=False)),
+                (
+                    "published_at",
+                    models.DateTimeField(
+                        blank=True,
+                        editable=False,
+                        help_text="Set the first time the note is published.",
+                        null=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical note',
-                'verbose_name_plural': 'historical notes',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical note",
+                "verbose_name_plural": "historical notes",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='HistoricalSnippetCheck',
+            name="HistoricalSnippetCheck",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('name', models.CharField(max_length=120)),
-                ('code', models.TextField(help_text="Python run with the site's interpreter; print the result.")),
-                ('expected_output', models.TextField(blank=True, help_text='What the code must print (trailing spaces and newlines ignored).')),
-                ('packages', models.CharField(blank=True, help_text='Importable names it needs, separated by spaces or commas (e.g. numpy).', max_length=200)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('note', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='notebook.note')),
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=120)),
+                (
+                    "code",
+                    models.TextField(
+                        help_text="Python run with the site's interpreter; print the result."
+                    ),
+                ),
+                (
+                    "expected_output",
+                    models.TextField(
+                        blank=True,
+                        help_text="What the code must print (trailing spaces and newlines ignored).",
+                    ),
+                ),
+                (
+                    "packages",
+                    models.CharField(
+                        blank=True,
+                        help_text="Importable names it needs, separated by spaces or commas (e.g. numpy).",
+                        max_length=200,
+                    ),
+                ),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "note",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="notebook.note",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical snippet check',
-                'verbose_name_plural': 'historical snippet checks',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical snippet check",
+                "verbose_name_plural": "historical snippet checks",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='Correction',
+            name="Correction",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('date', models.DateField(default=django.utils.timezone.localdate)),
-                ('what_was_wrong', models.TextField()),
-                ('what_changed', models.TextField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('note', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='corrections', to='notebook.note')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("date", models.DateField(default=django.utils.timezone.localdate)),
+                ("what_was_wrong", models.TextField()),
+                ("what_changed", models.TextField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "note",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="corrections",
+                        to="notebook.note",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['date', 'id'],
+                "ordering": ["date", "id"],
             },
         ),
         migrations.CreateModel(
-            name='SnippetCheck',
+            name="SnippetCheck",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=120)),
-                ('code', models.TextField(help_text="Python run with the site's interpreter; print the result.")),
-                ('expected_output', models.TextField(blank=True, help_text='What the code must print (trailing spaces and newlines ignored).')),
-                ('packages', models.CharField(blank=True, help_text='Importable names it needs, separated by spaces or commas (e.g. numpy).', max_length=200)),
-                ('code_hash', models.CharField(blank=True, editable=False, max_length=64)),
-                ('note', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='checks', to='notebook.note')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=120)),
+                (
+                    "code",
+                    models.TextField(
+                        help_text="Python run with the site's interpreter; print the result."
+                    ),
+                ),
+                (
+                    "expected_output",
+                    models.TextField(
+                        blank=True,
+                        help_text="What the code must print (trailing spaces and newlines ignored).",
+                    ),
+                ),
+                (
+                    "packages",
+                    models.CharField(
+                        blank=True,
+                        help_text="Importable names it needs, separated by spaces or commas (e.g. numpy).",
+                        max_length=200,
+                    ),
+                ),
+                ("code_hash", models.CharField(blank=True, editable=False, max_length=64)),
+                (
+                    "note",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="checks",
+                        to="notebook.note",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='SnippetRun',
+            name="SnippetRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('passed', 'Passed'), ('failed', 'Failed'), ('error', 'Error'), ('timed_out', 'Timed out'), ('not_run', 'Not run')], max_length=20)),
-                ('output', models.TextField(blank=True)),
-                ('diff', models.TextField(blank=True)),
-                ('detail', models.TextField(blank=True, help_text='What happened, in words.')),
-                ('exit_code', models.IntegerField(blank=True, null=True)),
-                ('duration', models.FloatField(default=0.0, help_text='Seconds.')),
-                ('network_isolated', models.BooleanField(null=True)),
-                ('code_hash', models.CharField(blank=True, max_length=64)),
-                ('started_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('snippet_check', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='notebook.snippetcheck')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("passed", "Passed"),
+                            ("failed", "Failed"),
+                            ("error", "Error"),
+                            ("timed_out", "Timed out"),
+                            ("not_run", "Not run"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("output", models.TextField(blank=True)),
+                ("diff", models.TextField(blank=True)),
+                ("detail", models.TextField(blank=True, help_text="What happened, in words.")),
+                ("exit_code", models.IntegerField(blank=True, null=True)),
+                ("duration", models.FloatField(default=0.0, help_text="Seconds.")),
+                ("network_isolated", models.BooleanField(null=True)),
+                ("code_hash", models.CharField(blank=True, max_length=64)),
+                (
+                    "started_at",
+                    models.DateTimeField(db_index=True, default=django.utils.timezone.now),
+                ),
+                (
+                    "snippet_check",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runs",
+                        to="notebook.snippetcheck",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-started_at', '-id'],
-                'get_latest_by': 'started_at',
+                "ordering": ["-started_at", "-id"],
+                "get_latest_by": "started_at",
             },
         ),
         migrations.AddField(
-            model_name='snippetcheck',
-            name='latest_run',
-            field=models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='notebook.snippetrun'),
+            model_name="snippetcheck",
+            name="latest_run",
+            field=models.ForeignKey(
+                blank=True,
+                editable=False,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="notebook.snippetrun",
+            ),
         ),
         migrations.AddField(
-            model_name='note',
-            name='topics',
-            field=models.ManyToManyField(blank=True, related_name='notes', to='notebook.topic'),
+            model_name="note",
+            name="topics",
+            field=models.ManyToManyField(blank=True, related_name="notes", to="notebook.topic"),
         ),
         migrations.AddConstraint(
-            model_name='snippetcheck',
-            constraint=models.UniqueConstraint(fields=('note', 'name'), name='notebook_check_unique_name'),
+            model_name="snippetcheck",
+            constraint=models.UniqueConstraint(
+                fields=("note", "name"), name="notebook_check_unique_name"
+            ),
         ),
     ]
