@@ -5,3 +5,16 @@ class NewsletterConfig(AppConfig):
     name = "newsletter"
     verbose_name = "Newsletter"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from allauth.account.signals import email_confirmed
+
+        email_confirmed.connect(_link_subscription, dispatch_uid="newsletter-link-subscription")
+
+
+def _link_subscription(request, email_address, **kwargs) -> None:
+    """An address verified by allauth: tie its subscription to the account (derived data), so
+    that deleting the account deletes the subscription as the account page promises."""
+    from .services import link_confirmed_address
+
+    link_confirmed_address(user=email_address.user, email=email_address.email)

@@ -1,0 +1,285 @@
+"""Editors compose, test, schedule, send and watch issues here.
+
+List pages stay fast with 100,000 subscribers: no per-row queries (related rows are joined),
+no full-table count (``show_full_result_count = False``), and the progress of a send is one
+aggregate query polled by htmx from a small fragment view.
+"""
+
+from __future__ import annotations
+
+import smtplib
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
+from django.urls import path, reverse
+from django.utils.decorators import method_decorator
+from django.utils.html import format_html
+from django.views.decorators.http import require_GET, require_POST
+
+from . import emails, services
+from .models import Delivery, Issue, Subscriber
+
+FAILURES_SHOWN = 20
+
+
+class IssueForm(forms.ModelForm):
+    class Meta:
+        model = Issue
+        fields = ["subject", "body", "status", "send_at"]
+        widgets = {"body": forms.Textarea(attrs={"rows": 24, "cols": 90})}
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if "status" in self.fields:
+            self.fields["status"].choices = [
+                (Issue.Status.DRAFT, "draft"),
+                (
+                    Issue.Status.SCHEDULED,
+                    "scheduled (sent by the weekly job once its time has come)",
+                ),
+            ]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("status") == Issue.Status.SCHEDULED and not data.get("send_at"):
+            self.add_error("send_at", "A scheduled issue needs a send time.")
+        return data
+
+
+@admin.register(Issue)
+class IssueAdmin(admin.ModelAdmin):
+    form = IssueForm
+    list_display = ["subject", "status", "send_at", "started_at", "finished_at"]
+    list_filter = ["status"]
+    search_fields = ["subject"]
+    date_hierarchy = None
+    show_full_result_count = False
+    actions = ["send_now", "retry_failed", "send_test_to_me", "draft_next_issue"]
+    change_form_template = "admin/newsletter/issue/change_form.html"
+    change_list_template = "admin/newsletter/issue/change_list.html"
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None and not obj.is_editable:
+            return ["subject", "body", "status", "send_at", "started_at", "finished_at"]
+        return ["started_at", "finished_at"]
+
+    def get_fields(self, request, obj=None):
+        return ["subject", "body", "status", "send_at", "started_at", "finished_at"]
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        if obj is not None and obj.status == Issue.Status.SENDING:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    # --- extra pages ---------------------------------------------------------------------
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("draft-next/", wrap(self.draft_next_view), name="newsletter_issue_draft_next"),
+            path("<int:pk>/preview/", wrap(self.preview_view), name="newsletter_issue_preview"),
+            path("<int:pk>/progress/", wrap(self.progress_view), name="newsletter_issue_progress"),
+            path(
+                "<int:pk>/send-test/", wrap(self.send_test_view), name="newsletter_issue_send_test"
+            ),
+            path("<int:pk>/send-now/", wrap(self.send_now_view), name="newsletter_issue_send_now"),
+            path("<int:pk>/retry/", wrap(self.retry_view), name="newsletter_issue_retry"),
+            *super().get_urls(),
+        ]
+
+    def _issue(self, request: HttpRequest, pk: int, *, change: bool = False) -> Issue:
+        issue = get_object_or_404(Issue, pk=pk)
+        allowed = (
+            self.has_change_permission(request, issue)
+            if change
+            else (self.has_view_permission(request, issue))
+        )
+        if not allowed:
+            raise PermissionDenied
+        return issue
+
+    def _back(self, issue: Issue) -> HttpResponseRedirect:
+        return HttpResponseRedirect(reverse("admin:newsletter_issue_change", args=[issue.pk]))
+
+    def progress_context(self, issue: Issue) -> dict:
+        counts = issue.delivery_counts()
+        failures = list(
+            issue.deliveries.failed()
+            .select_related("subscriber")
+            .only("id", "attempts", "last_error", "subscriber__email")
+            .order_by("id")[:FAILURES_SHOWN]
+        )
+        failures_url = (
+            reverse("admin:newsletter_delivery_changelist")
+            + f"?issue__id__exact={issue.pk}&status__exact=failed"
+        )
+        return {
+            "issue": issue,
+            "counts": counts,
+            "percent": round(100 * counts["done"] / counts["total"]) if counts["total"] else 100,
+            "failures": failures,
+            "failures_url": failures_url,
+            "polling": issue.status == Issue.Status.SENDING,
+        }
+
+    @staticmethod
+    def progress_html(request: HttpRequest, context: dict) -> str:
+        return render_to_string("admin/newsletter/issue/_progress.html", context, request=request)
+
+    @method_decorator(require_GET)
+    def progress_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        issue = self._issue(request, pk)
+        return HttpResponse(self.progress_html(request, self.progress_context(issue)))
+
+    @method_decorator(require_GET)
+    def preview_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """The HTML part as the editor would receive it."""
+        issue = self._issue(request, pk)
+        reader = Subscriber.objects.for_email(request.user.email).first() or Subscriber(
+            pk=0, email=request.user.email, name=request.user.first_name
+        )
+        msg = emails.IssueMail(issue).message(reader)
+        body = msg.alternatives[0][0] if request.GET.get("part") != "text" else msg.body
+        response = HttpResponse(
+            body, content_type="text/html" if request.GET.get("part") != "text" else "text/plain"
+        )
+        # Email HTML styles itself inline; allow that on this admin-only page, nothing more.
+        response._csp_update = {"style-src": ["'unsafe-inline'"]}
+        return response
+
+    @method_decorator(require_POST)
+    def send_test_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        issue = self._issue(request, pk, change=True)
+        self._send_test(request, issue)
+        return self._back(issue)
+
+    def _send_test(self, request: HttpRequest, issue: Issue) -> None:
+        try:
+            services.send_test(issue=issue, to_email=request.user.email)
+        except (smtplib.SMTPException, OSError) as exc:
+            self.message_user(request, f"The test could not be sent: {exc}", messages.ERROR)
+        else:
+            self.message_user(request, f"Test of “{issue}” sent to {request.user.email}.")
+
+    @method_decorator(require_POST)
+    def send_now_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        issue = self._issue(request, pk, change=True)
+        self._send_now(request, issue)
+        return self._back(issue)
+
+    def _send_now(self, request: HttpRequest, issue: Issue) -> None:
+        if not issue.is_editable:
+            self.message_user(
+                request, f"“{issue}” is {issue.status}; not sent again.", messages.WARNING
+            )
+            return
+        count = services.start_send(issue_id=issue.pk)
+        self.message_user(request, f"Sending “{issue}” to {count} confirmed subscribers.")
+
+    @method_decorator(require_POST)
+    def retry_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        issue = self._issue(request, pk, change=True)
+        count = services.retry_failed(issue_id=issue.pk)
+        self.message_user(request, f"{count} failed deliveries queued again.")
+        return self._back(issue)
+
+    @method_decorator(require_POST)
+    def draft_next_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        issue = services.draft_next_issue()
+        self.message_user(
+            request, f"Drafted “{issue}” from what was published since the last letter."
+        )
+        return self._back(issue)
+
+    # --- actions on the list -------------------------------------------------------------
+
+    @admin.action(description="Send the selected issues now", permissions=["change"])
+    def send_now(self, request, queryset) -> None:
+        for issue in queryset:
+            self._send_now(request, issue)
+
+    @admin.action(
+        description="Retry the failed deliveries of the selected issues", permissions=["change"]
+    )
+    def retry_failed(self, request, queryset) -> None:
+        total = sum(
+            services.retry_failed(issue_id=pk) for pk in queryset.values_list("pk", flat=True)
+        )
+        self.message_user(request, f"{total} failed deliveries queued again.")
+
+    @admin.action(description="Send a test of the selected issues to me", permissions=["view"])
+    def send_test_to_me(self, request, queryset) -> None:
+        for issue in queryset:
+            self._send_test(request, issue)
+
+    @admin.action(
+        description="Draft next week's issue from new notes and chapters", permissions=["add"]
+    )
+    def draft_next_issue(self, request, queryset) -> None:
+        issue = services.draft_next_issue()
+        self.message_user(request, f"Drafted “{issue}”.")
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = extra_context or {}
+        issue = Issue.objects.filter(pk=object_id).first() if str(object_id).isdigit() else None
+        if issue is not None and not issue.is_editable:
+            extra_context["progress_html"] = self.progress_html(
+                request, self.progress_context(issue)
+            )
+        return super().change_view(request, object_id, form_url, extra_context)
+
+
+@admin.register(Subscriber)
+class SubscriberAdmin(admin.ModelAdmin):
+    list_display = ["email", "name", "status", "source", "created_at", "confirmed_at"]
+    list_filter = ["status"]
+    search_fields = ["email"]
+    show_full_result_count = False
+    list_per_page = 100
+    raw_id_fields = ["user"]
+    readonly_fields = ["created_at", "updated_at", "confirmed_at", "unsubscribed_at"]
+    actions = ["unsubscribe_selected"]
+
+    @admin.action(description="Unsubscribe the selected subscribers", permissions=["change"])
+    def unsubscribe_selected(self, request, queryset) -> None:
+        from django.utils import timezone
+
+        count = queryset.exclude(status=Subscriber.Status.UNSUBSCRIBED).update(
+            status=Subscriber.Status.UNSUBSCRIBED, unsubscribed_at=timezone.now()
+        )
+        self.message_user(request, f"{count} unsubscribed.")
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(admin.ModelAdmin):
+    list_display = ["subscriber_email", "issue", "status", "attempts", "error", "sent_at"]
+    list_filter = ["status", "issue"]
+    list_select_related = ["subscriber", "issue"]
+    search_fields = ["subscriber__email"]
+    show_full_result_count = False
+    list_per_page = 100
+    raw_id_fields = ["issue", "subscriber"]
+    readonly_fields = [
+        "issue", "subscriber", "status", "attempts", "last_error", "sent_at", "lease_owner",
+        "lease_until", "next_attempt_at", "created_at", "updated_at",
+    ]  # fmt: skip
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.display(description="subscriber", ordering="subscriber__email")
+    def subscriber_email(self, obj: Delivery) -> str:
+        return obj.subscriber.email
+
+    @admin.display(description="last error")
+    def error(self, obj: Delivery) -> str:
+        if not obj.last_error:
+            return "—"
+        short = obj.last_error if len(obj.last_error) <= 80 else obj.last_error[:79] + "…"
+        return format_html('<span title="{}">{}</span>', obj.last_error, short)

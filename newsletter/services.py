@@ -1,0 +1,684 @@
+"""Newsletter workflows: subscribing, and sending an issue reliably.
+
+How a send survives crashes
+---------------------------
+* ``start_send`` freezes the recipient list: one ``INSERT … SELECT`` creates a queued Delivery
+  per confirmed subscriber and flips the issue to *sending*, in one transaction. From then on the
+  database is the record; the broker only carries hints ("look at deliveries a..b of issue n").
+* ``send_chunk`` claims the claimable rows of its id range with a lease (owner = its Celery task
+  id, so the same task redelivered after a SIGKILL can take them back at once), sends them over
+  one SMTP connection and marks each row *sent* right after the server accepted it. A crash
+  between acceptance and that UPDATE is the only way a recipient gets a second copy: at most
+  one message per worker process in flight.
+* 4xx answers defer the row (``next_attempt_at``, backoff capped well under the Redis
+  visibility timeout) and the chunk re-queues itself with a countdown; 5xx answers, and 4xx
+  after ``NEWSLETTER_MAX_ATTEMPTS`` tries, mark the row *failed* with the server's answer.
+* ``sweep`` (a beat task) re-queues rows nobody has touched for ``NEWSLETTER_STALE_AFTER``
+  seconds (a chunk lost with an emptied Redis, a dispatch that never reached the broker) and
+  finalises an issue — *sent*, or *failed* if nothing at all could be delivered — only when no
+  row is queued any more. Nothing depends on a message surviving in Redis.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import smtplib
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.core.mail import get_connection
+from django.core.mail.backends.smtp import EmailBackend as SmtpBackend
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Min
+from django.utils import timezone
+
+from . import emails
+from .models import Delivery, Issue, Subscriber
+
+log = logging.getLogger(__name__)
+
+SWEEP_TASK_NAME = "newsletter: sweep stuck deliveries"
+SEND_DUE_TASK_NAME = "newsletter: send due issues (weekly)"
+
+
+# --- subscribing ------------------------------------------------------------------------------
+
+
+def request_subscription(*, email: str, source: str = "", name: str = "") -> Subscriber:
+    """A sign-up from the public form.
+
+    Side effects: creates a *pending* Subscriber for a new address (an existing row keeps its
+    status until its owner confirms); sends exactly one email — the confirmation link, or for a
+    confirmed address a note that it is already subscribed — so the answer and the work are the
+    same whether or not the address was known.
+    """
+    email = email.strip()
+    subscriber = Subscriber.objects.for_email(email).first()
+    if subscriber is None:
+        try:
+            with transaction.atomic():
+                subscriber = Subscriber.objects.create(
+                    email=email, name=name[:150], source=source[:100]
+                )
+        except IntegrityError:  # a concurrent sign-up for the same address won the race
+            subscriber = Subscriber.objects.for_email(email).get()
+    emails.confirmation_message(subscriber).send()
+    return subscriber
+
+
+def confirm_subscription(*, subscriber: Subscriber) -> None:
+    """Double opt-in done. Side effects: status → confirmed; links the row to the account that
+    has this address verified, if any (so deleting that account deletes the subscription)."""
+    subscriber.confirm()
+    if subscriber.user_id is None:
+        user_id = _verified_owner(subscriber.email)
+        if user_id is not None:
+            Subscriber.objects.filter(pk=subscriber.pk).update(user_id=user_id)
+
+
+def unsubscribe(*, subscriber: Subscriber) -> None:
+    """Side effects: status → unsubscribed; queued deliveries to them are skipped at send time."""
+    subscriber.unsubscribe()
+
+
+def resubscribe(*, subscriber: Subscriber) -> None:
+    """Undo an unsubscribe from the link in a received issue (the token proves the mailbox).
+    Side effects: status → confirmed."""
+    subscriber.confirm()
+
+
+def verified_address(user) -> str | None:
+    """The user's primary address if allauth has it verified, else None."""
+    from allauth.account.models import EmailAddress
+
+    row = (
+        EmailAddress.objects.filter(user=user, verified=True)
+        .order_by("-primary", "id")
+        .values_list("email", flat=True)
+        .first()
+    )
+    return row
+
+
+def _verified_owner(email: str) -> int | None:
+    from allauth.account.models import EmailAddress
+
+    return (
+        EmailAddress.objects.filter(email__iexact=email, verified=True)
+        .values_list("user_id", flat=True)
+        .first()
+    )
+
+
+def account_subscription(user) -> Subscriber | None:
+    """The subscription of a signed-in user: linked to the account, or for their verified
+    address."""
+    linked = Subscriber.objects.filter(user=user).order_by("-id").first()
+    if linked is not None:
+        return linked
+    address = verified_address(user)
+    return Subscriber.objects.for_email(address).first() if address else None
+
+
+def subscribe_account(*, user) -> Subscriber | None:
+    """Subscribe a signed-in learner's verified address without a confirmation mail.
+
+    Side effects: creates or updates the Subscriber for that address as confirmed and linked to
+    the user. Returns None (and changes nothing) if the user has no verified address.
+    """
+    address = verified_address(user)
+    if address is None:
+        return None
+    with transaction.atomic():
+        subscriber = Subscriber.objects.select_for_update().for_email(address).first()
+        if subscriber is None:
+            subscriber = Subscriber(email=address, source="account")
+        subscriber.user = user
+        subscriber.name = subscriber.name or user.first_name
+        subscriber.status = Subscriber.Status.CONFIRMED
+        subscriber.confirmed_at = timezone.now()
+        subscriber.unsubscribed_at = None
+        subscriber.save()
+    return subscriber
+
+
+def unsubscribe_account(*, user) -> Subscriber | None:
+    """Side effects: the user's subscription (if any) → unsubscribed."""
+    subscriber = account_subscription(user)
+    if subscriber is not None:
+        subscriber.unsubscribe()
+    return subscriber
+
+
+def link_confirmed_address(*, user, email: str) -> int:
+    """allauth confirmed ``email`` for ``user``: tie existing subscriptions for it to the
+    account. Side effects: sets Subscriber.user on unlinked rows for that address."""
+    return Subscriber.objects.for_email(email).filter(user__isnull=True).update(user=user)
+
+
+# --- composing --------------------------------------------------------------------------------
+
+
+def _published_since(model_path: str, since: datetime) -> list:
+    """Rows of another app's model published after ``since``; [] if that app has no such model
+    yet (courses and notebook are written in parallel with this app)."""
+    from django.apps import apps
+
+    app_label, model_name = model_path.split(".")
+    try:
+        model = apps.get_model(app_label, model_name)
+    except LookupError:
+        return []
+    manager = model.objects
+    if not hasattr(manager, "published"):
+        return []
+    return list(manager.published().filter(published_at__gt=since).order_by("published_at"))
+
+
+def next_send_time(now: datetime) -> datetime:
+    """Next Monday 08:00 UTC strictly after ``now`` (the default weekly slot)."""
+    base = now.astimezone(UTC).replace(hour=8, minute=0, second=0, microsecond=0)
+    days = (7 - base.weekday()) % 7
+    candidate = base + timedelta(days=days)
+    return candidate if candidate > now else candidate + timedelta(days=7)
+
+
+def draft_next_issue(*, now: datetime | None = None) -> Issue:
+    """Draft next week's issue from the chapters and notes published since the last sent issue.
+
+    Side effects: creates a *draft* Issue (send time: next Monday 08:00 UTC). Nothing is sent.
+    """
+    now = now or timezone.now()
+    last = Issue.objects.sent().exclude(finished_at=None).order_by("-finished_at").first()
+    since = last.finished_at if last else now - timedelta(days=7)
+    chapters = _published_since("courses.Chapter", since)
+    notes = _published_since("notebook.Note", since)
+    lines = ["What is new on From Scratch since the last letter.", ""]
+    if chapters:
+        lines += ["## New chapters", ""]
+        lines += [f"- [{c.title}]({emails.absolute(c.get_absolute_url())})" for c in chapters]
+        lines.append("")
+    if notes:
+        lines += ["## From the notebook", ""]
+        lines += [f"- [{n.title}]({emails.absolute(n.get_absolute_url())})" for n in notes]
+        lines.append("")
+    if not chapters and not notes:
+        lines += ["Nothing new was published this week; write a few words here.", ""]
+    send_at = next_send_time(now)
+    return Issue.objects.create(
+        subject=f"From Scratch — week of {send_at:%-d %B %Y}",
+        body="\n".join(lines),
+        status=Issue.Status.DRAFT,
+        send_at=send_at,
+    )
+
+
+def send_test(*, issue: Issue, to_email: str) -> None:
+    """Send the issue to one address, marked [TEST]. Side effects: one email; no Delivery rows,
+    no status change. The unsubscribe link is the real one if the address subscribes."""
+    subscriber = Subscriber.objects.for_email(to_email).first() or Subscriber(pk=0, email=to_email)
+    msg = emails.IssueMail(issue).message(subscriber)
+    msg.subject = f"[TEST] {msg.subject}"
+    msg.send()
+
+
+# --- sending ----------------------------------------------------------------------------------
+
+
+def _freeze_recipients(issue_id: int, now: datetime) -> int:
+    """One INSERT … SELECT: a queued Delivery per confirmed subscriber; rows that exist stay."""
+    delivery = Delivery._meta.db_table
+    subscriber = Subscriber._meta.db_table
+    sql = (
+        f"INSERT INTO {delivery} (issue_id, subscriber_id, status, attempts, last_error, "  # noqa: S608 - table names from _meta
+        f"lease_owner, created_at, updated_at) "
+        f"SELECT %s, s.id, %s, 0, '', '', %s, %s FROM {subscriber} s WHERE s.status = %s "
+        f"ON CONFLICT (issue_id, subscriber_id) DO NOTHING"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql, [issue_id, Delivery.Status.QUEUED, now, now, Subscriber.Status.CONFIRMED]
+        )
+        return max(cursor.rowcount, 0)
+
+
+def start_send(*, issue_id: int, dispatch: bool = True) -> int:
+    """Start sending an issue now.
+
+    Side effects: in one transaction, Issue → *sending* (started_at) and one queued Delivery per
+    confirmed subscriber; after commit, chunk tasks are queued (``dispatch_chunks``). An issue
+    that is not draft/scheduled is left alone (returns 0): starting twice sends once.
+    Returns the number of deliveries created.
+    """
+    with transaction.atomic():
+        issue = Issue.objects.select_for_update().get(pk=issue_id)
+        if not issue.is_editable:
+            log.info("issue %s is %s, not starting it again", issue_id, issue.status)
+            return 0
+        now = timezone.now()
+        created = _freeze_recipients(issue.pk, now)
+        issue.status = Issue.Status.SENDING
+        issue.started_at = now
+        issue.finished_at = None
+        issue.save(update_fields=["status", "started_at", "finished_at", "updated_at"])
+        if dispatch:
+            transaction.on_commit(lambda: dispatch_chunks(issue_id=issue_id))
+    log.info("issue %s: sending to %s recipients", issue_id, created)
+    if created == 0:
+        finalize_if_done(issue_id=issue_id)
+    return created
+
+
+def _ranges(ids, size: int):
+    first = last = None
+    count = 0
+    for pk in ids:
+        if count == 0:
+            first = pk
+        last = pk
+        count += 1
+        if count == size:
+            yield first, last
+            count = 0
+    if count:
+        yield first, last
+
+
+def dispatch_chunks(*, issue_id: int, ids=None) -> int:
+    """Queue one ``send_chunk`` task per NEWSLETTER_CHUNK_SIZE queued deliveries (id ranges).
+
+    Side effects: publishes tasks. If the broker is unreachable the error is logged and the
+    sweeper queues the rows once they have been untouched for NEWSLETTER_STALE_AFTER seconds.
+    Returns the number of tasks published.
+    """
+    from .tasks import send_chunk
+
+    if ids is None:
+        ids = (
+            Delivery.objects.filter(issue_id=issue_id)
+            .queued()
+            .order_by("id")
+            .values_list("id", flat=True)
+            .iterator(chunk_size=5000)
+        )
+    published = 0
+    try:
+        for first, last in _ranges(ids, settings.NEWSLETTER_CHUNK_SIZE):
+            send_chunk.delay(issue_id, first, last)
+            published += 1
+    except Exception:
+        log.exception(
+            "issue %s: could not queue chunks after %s (broker down?); the sweeper re-queues "
+            "them within %ss",
+            issue_id,
+            published,
+            settings.NEWSLETTER_STALE_AFTER + settings.NEWSLETTER_SWEEP_INTERVAL,
+        )
+    return published
+
+
+def _backoff(attempts: int) -> int:
+    return min(
+        settings.NEWSLETTER_RETRY_BACKOFF * 3 ** max(attempts - 1, 0),
+        settings.NEWSLETTER_RETRY_MAX_DELAY,
+    )
+
+
+def _lease_seconds() -> int:
+    return 2 * settings.NEWSLETTER_CHUNK_TIME_LIMIT
+
+
+@dataclass
+class ChunkResult:
+    sent: int = 0
+    deferred: int = 0
+    failed: int = 0
+    skipped: int = 0
+    released: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class _ConnectionLost(Exception):
+    """The SMTP connection could not be (re)opened."""
+
+
+def _claim(issue_id: int, first_id: int, last_id: int, owner: str) -> list[Delivery]:
+    now = timezone.now()
+    with transaction.atomic():
+        ids = list(
+            Delivery.objects.claimable(now=now, owner=owner)
+            .filter(issue_id=issue_id, id__gte=first_id, id__lte=last_id)
+            .select_for_update(skip_locked=True)
+            .values_list("id", flat=True)
+        )
+        if not ids:
+            return []
+        Delivery.objects.filter(id__in=ids).update(
+            lease_owner=owner[:64],
+            lease_until=now + timedelta(seconds=_lease_seconds()),
+            updated_at=now,
+        )
+    return list(
+        Delivery.objects.filter(id__in=ids)
+        .select_related("subscriber")
+        .only(
+            "id",
+            "attempts",
+            "subscriber__id",
+            "subscriber__email",
+            "subscriber__name",
+            "subscriber__status",
+        )
+        .order_by("id")
+    )
+
+
+def _mark_sent(delivery: Delivery) -> None:
+    now = timezone.now()
+    Delivery.objects.filter(pk=delivery.pk).update(
+        status=Delivery.Status.SENT,
+        sent_at=now,
+        attempts=F("attempts") + 1,
+        last_error="",
+        lease_owner="",
+        lease_until=None,
+        next_attempt_at=None,
+        updated_at=now,
+    )
+
+
+def _mark_failure(delivery: Delivery, *, error: str, permanent: bool) -> str:
+    """Record a failed try; returns the resulting status."""
+    now = timezone.now()
+    attempts = delivery.attempts + 1
+    if not permanent and attempts >= settings.NEWSLETTER_MAX_ATTEMPTS:
+        permanent = True
+        error = f"gave up after {attempts} attempts; last answer: {error}"
+    status = Delivery.Status.FAILED if permanent else Delivery.Status.QUEUED
+    Delivery.objects.filter(pk=delivery.pk).update(
+        status=status,
+        attempts=attempts,
+        last_error=error[:2000],
+        lease_owner="",
+        lease_until=None,
+        next_attempt_at=None if permanent else now + timedelta(seconds=_backoff(attempts)),
+        updated_at=now,
+    )
+    return status
+
+
+def _release(ids: list[int]) -> None:
+    if ids:
+        Delivery.objects.filter(id__in=ids, status=Delivery.Status.QUEUED).update(
+            lease_owner="", lease_until=None, updated_at=timezone.now()
+        )
+
+
+def _smtp_error(exc: Exception, address: str) -> tuple[int | None, str]:
+    """(SMTP code or None for a connection problem, readable text)."""
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        code, text = next(iter(exc.recipients.values()), (None, b""))
+    elif isinstance(exc, smtplib.SMTPResponseException):
+        code, text = exc.smtp_code, exc.smtp_error
+    else:
+        return None, f"{type(exc).__name__}: {exc}"
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return code, f"{code} {text}"
+
+
+def _connection_usable(conn) -> bool:
+    if not isinstance(conn, SmtpBackend):
+        return True  # locmem, file and console backends have no connection to lose
+    smtp = conn.connection
+    if smtp is None:
+        return False
+    try:
+        return smtp.noop()[0] == 250
+    except (smtplib.SMTPException, OSError):
+        return False
+
+
+def _reopen(conn) -> None:
+    with contextlib.suppress(smtplib.SMTPException, OSError):
+        conn.close()
+    try:
+        conn.open()
+    except (smtplib.SMTPException, OSError) as exc:
+        raise _ConnectionLost(_smtp_error(exc, "")[1]) from exc
+
+
+def send_chunk(*, issue_id: int, first_id: int, last_id: int, owner: str) -> ChunkResult:
+    """Send the claimable deliveries with ids in [first_id, last_id] of a sending issue.
+
+    Side effects: leases the rows to ``owner``; sends one email per row over one SMTP
+    connection; per row, after the server's answer: *sent* (accepted), *queued* with a retry
+    time (4xx or connection trouble), *failed* (5xx, or 4xx too many times), *skipped*
+    (unsubscribed since the freeze). Re-queues this range with a countdown for deferred rows,
+    and at once for rows left when the time budget (NEWSLETTER_CHUNK_TIME_LIMIT) runs out.
+    Finalises the issue when nothing is queued any more.
+    """
+    result = ChunkResult()
+    issue = Issue.objects.filter(pk=issue_id).first()
+    if issue is None or issue.status != Issue.Status.SENDING:
+        log.info(
+            "issue %s is not sending; chunk %s-%s has nothing to do", issue_id, first_id, last_id
+        )
+        return result
+    rows = _claim(issue_id, first_id, last_id, owner)
+    if rows:
+        _send_rows(issue, rows, result)
+    _follow_up(issue_id, first_id, last_id, result)
+    finalize_if_done(issue_id=issue_id)
+    return result
+
+
+def _send_rows(issue: Issue, rows: list[Delivery], result: ChunkResult) -> None:
+    deadline = time.monotonic() + settings.NEWSLETTER_CHUNK_TIME_LIMIT
+    mail = emails.IssueMail(issue)
+    conn = get_connection()
+    pending = [row.pk for row in rows]
+    try:
+        try:
+            conn.open()
+        except (smtplib.SMTPException, OSError) as exc:
+            raise _ConnectionLost(_smtp_error(exc, "")[1]) from exc
+        for index, delivery in enumerate(rows):
+            if time.monotonic() > deadline:
+                result.released = len(rows) - index
+                break
+            pending = [row.pk for row in rows[index + 1 :]]
+            subscriber = delivery.subscriber
+            if subscriber.status != Subscriber.Status.CONFIRMED:
+                Delivery.objects.filter(pk=delivery.pk).update(
+                    status=Delivery.Status.SKIPPED,
+                    lease_owner="",
+                    lease_until=None,
+                    updated_at=timezone.now(),
+                )
+                result.skipped += 1
+                continue
+            message = mail.message(subscriber, connection=conn)
+            try:
+                accepted = conn.send_messages([message])
+            except (smtplib.SMTPException, OSError) as exc:
+                code, text = _smtp_error(exc, subscriber.email)
+                permanent = code is not None and 500 <= code < 600
+                status = _mark_failure(delivery, error=text, permanent=permanent)
+                if status == Delivery.Status.FAILED:
+                    result.failed += 1
+                else:
+                    result.deferred += 1
+                result.errors.append(f"{subscriber.email}: {text}")
+                log.warning("issue %s → %s: %s", issue.pk, subscriber.email, text)
+                if not _connection_usable(conn):
+                    _reopen(conn)
+                continue
+            if accepted:
+                _mark_sent(delivery)
+                result.sent += 1
+            else:
+                _mark_failure(delivery, error="the mail backend accepted nothing", permanent=True)
+                result.failed += 1
+        else:
+            pending = []
+    except _ConnectionLost as exc:
+        # The server is unreachable: every row still held counts a try and waits for backoff,
+        # so a wrong SMTP setting ends in visible failures instead of a send stuck forever.
+        log.error("issue %s: SMTP connection lost: %s", issue.pk, exc)
+        held = Delivery.objects.filter(id__in=pending, status=Delivery.Status.QUEUED)
+        for delivery in held.only("id", "attempts"):
+            status = _mark_failure(delivery, error=f"SMTP connection: {exc}", permanent=False)
+            result.failed += status == Delivery.Status.FAILED
+            result.deferred += status == Delivery.Status.QUEUED
+        pending = []
+    finally:
+        _release(pending)
+        with contextlib.suppress(smtplib.SMTPException, OSError):
+            conn.close()
+
+
+def _follow_up(issue_id: int, first_id: int, last_id: int, result: ChunkResult) -> None:
+    """Re-queue this range: now if rows were left unclaimed by the time budget, or when the
+    earliest deferred row is due."""
+    from .tasks import send_chunk
+
+    now = timezone.now()
+    in_range = Delivery.objects.filter(
+        issue_id=issue_id, id__gte=first_id, id__lte=last_id
+    ).queued()
+    try:
+        if result.released:
+            send_chunk.delay(issue_id, first_id, last_id)
+            return
+        earliest = in_range.filter(next_attempt_at__gt=now).aggregate(t=Min("next_attempt_at"))["t"]
+        if earliest is not None:
+            countdown = max(1, int((earliest - now).total_seconds()) + 1)
+            send_chunk.apply_async((issue_id, first_id, last_id), countdown=countdown)
+    except Exception:
+        log.exception(
+            "issue %s: could not re-queue chunk %s-%s; the sweeper will",
+            issue_id,
+            first_id,
+            last_id,
+        )
+
+
+def finalize_if_done(*, issue_id: int) -> str | None:
+    """Close a send once no delivery is queued.
+
+    Side effects: Issue *sending* → *sent* (or *failed* when deliveries exist and not one was
+    sent), finished_at set. Returns the new status, or None if the issue is not finished.
+    """
+    if Delivery.objects.filter(issue_id=issue_id).queued().exists():
+        return None
+    with transaction.atomic():
+        issue = Issue.objects.select_for_update().filter(pk=issue_id).first()
+        if issue is None or issue.status != Issue.Status.SENDING:
+            return None
+        if issue.deliveries.queued().exists():
+            return None
+        counts = issue.delivery_counts()
+        nothing_delivered = counts["sent"] == 0 and counts["failed"] > 0
+        issue.status = Issue.Status.FAILED if nothing_delivered else Issue.Status.SENT
+        issue.finished_at = timezone.now()
+        issue.save(update_fields=["status", "finished_at", "updated_at"])
+    log.info("issue %s finished: %s %s", issue_id, issue.status, counts)
+    return issue.status
+
+
+def retry_failed(*, issue_id: int) -> int:
+    """Give failed deliveries another round.
+
+    Side effects: failed rows → queued with attempts reset (their last error stays visible until
+    they succeed); the issue → *sending*; chunk tasks queued after commit. Returns the count.
+    """
+    with transaction.atomic():
+        issue = Issue.objects.select_for_update().get(pk=issue_id)
+        if issue.status not in (Issue.Status.SENT, Issue.Status.FAILED, Issue.Status.SENDING):
+            return 0
+        now = timezone.now()
+        count = issue.deliveries.failed().update(
+            status=Delivery.Status.QUEUED,
+            attempts=0,
+            next_attempt_at=None,
+            lease_owner="",
+            lease_until=None,
+            updated_at=now,
+        )
+        if count:
+            issue.status = Issue.Status.SENDING
+            issue.finished_at = None
+            issue.save(update_fields=["status", "finished_at", "updated_at"])
+            transaction.on_commit(lambda: dispatch_chunks(issue_id=issue_id))
+    return count
+
+
+def sweep(*, now: datetime | None = None) -> dict[int, int]:
+    """The safety net, run by beat every NEWSLETTER_SWEEP_INTERVAL seconds.
+
+    Side effects: for each *sending* issue, queued deliveries that are free (no live lease),
+    due (no pending retry time) and untouched for NEWSLETTER_STALE_AFTER seconds get their
+    ``updated_at`` bumped and chunk tasks queued; issues with nothing queued are finalised.
+    Returns {issue id: rows re-queued}.
+    """
+    now = now or timezone.now()
+    stale_before = now - timedelta(seconds=settings.NEWSLETTER_STALE_AFTER)
+    requeued: dict[int, int] = {}
+    for issue_id in Issue.objects.filter(status=Issue.Status.SENDING).values_list("id", flat=True):
+        stuck = (
+            Delivery.objects.claimable(now=now)
+            .filter(issue_id=issue_id, updated_at__lt=stale_before)
+            .order_by("id")
+        )
+        ids = list(stuck.values_list("id", flat=True))
+        if ids:
+            Delivery.objects.filter(id__in=ids).update(updated_at=now)
+            dispatch_chunks(issue_id=issue_id, ids=ids)
+            requeued[issue_id] = len(ids)
+            log.warning("issue %s: re-queued %s stuck deliveries", issue_id, len(ids))
+        finalize_if_done(issue_id=issue_id)
+    return requeued
+
+
+def send_due_issues(*, now: datetime | None = None) -> list[int]:
+    """Start every scheduled issue whose send time has come (the weekly beat task).
+    Side effects: ``start_send`` for each. Returns their ids."""
+    started = []
+    for issue_id in Issue.objects.due(now).values_list("id", flat=True):
+        if start_send(issue_id=issue_id):
+            started.append(issue_id)
+    return started
+
+
+def ensure_periodic_tasks(*, sweep_every: int | None = None) -> str:
+    """Create the beat schedule if it is missing; editors' later changes in admin are kept.
+
+    Side effects: a weekly CrontabSchedule (Monday 08:00 UTC) + PeriodicTask for
+    ``send_due_issues``, an IntervalSchedule + PeriodicTask for ``sweep``.
+    """
+    from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
+
+    crontab, _ = CrontabSchedule.objects.get_or_create(
+        minute="0", hour="8", day_of_week="1", day_of_month="*", month_of_year="*", timezone="UTC"
+    )
+    interval, _ = IntervalSchedule.objects.get_or_create(
+        every=sweep_every or settings.NEWSLETTER_SWEEP_INTERVAL, period=IntervalSchedule.SECONDS
+    )
+    created = []
+    _, made = PeriodicTask.objects.get_or_create(
+        name=SEND_DUE_TASK_NAME,
+        defaults={"task": "newsletter.tasks.send_due_issues", "crontab": crontab},
+    )
+    if made:
+        created.append("weekly send")
+    _, made = PeriodicTask.objects.get_or_create(
+        name=SWEEP_TASK_NAME,
+        defaults={"task": "newsletter.tasks.sweep", "interval": interval},
+    )
+    if made:
+        created.append("sweeper")
+    return ", ".join(created) or "schedule already there"

@@ -1,0 +1,25 @@
+from django import template
+from django.utils.safestring import SafeString
+
+from platform.rendering import render_markdown
+
+from .. import services
+
+register = template.Library()
+
+
+@register.simple_tag
+def newsletter_account(user) -> dict:
+    """{'address': the verified address or None, 'subscriber': their Subscriber or None}."""
+    if not getattr(user, "is_authenticated", False):
+        return {"address": None, "subscriber": None}
+    return {
+        "address": services.verified_address(user),
+        "subscriber": services.account_subscription(user),
+    }
+
+
+@register.filter
+def issue_html(body: str) -> SafeString:
+    """An issue's markdown for the web archive (MathML maths, like the rest of the site)."""
+    return render_markdown(body)
