@@ -305,3 +305,40 @@ if SNIPPET_TIME_LIMIT <= 0 or SNIPPET_MEMORY_LIMIT_MB < 64 or SNIPPET_MAX_OUTPUT
         "SNIPPET_MAX_OUTPUT_BYTES >= 1024."
     )
 NOTEBOOK_PAGE_SIZE = env.int("NOTEBOOK_PAGE_SIZE", default=10)
+
+# --- newsletter -----------------------------------------------------------------------------
+# Sending (newsletter/services.py): recipients are frozen into Delivery rows, then sent in chunks
+# of NEWSLETTER_CHUNK_SIZE over one SMTP connection each. A chunk stops after
+# NEWSLETTER_CHUNK_TIME_LIMIT seconds and re-queues the rest; its claim on its rows (a lease)
+# lasts twice that. Temporary SMTP failures (4xx) are retried after NEWSLETTER_RETRY_BACKOFF ×
+# 3^(attempt-1) seconds, capped at NEWSLETTER_RETRY_MAX_DELAY, at most NEWSLETTER_MAX_ATTEMPTS
+# times. The sweeper runs every NEWSLETTER_SWEEP_INTERVAL seconds and re-queues deliveries left
+# untouched for NEWSLETTER_STALE_AFTER seconds (a lost task, an emptied Redis).
+NEWSLETTER_CHUNK_SIZE = env.int("NEWSLETTER_CHUNK_SIZE", default=200)
+NEWSLETTER_CHUNK_TIME_LIMIT = env.int("NEWSLETTER_CHUNK_TIME_LIMIT", default=60)
+NEWSLETTER_RETRY_BACKOFF = env.int("NEWSLETTER_RETRY_BACKOFF", default=10)
+NEWSLETTER_RETRY_MAX_DELAY = env.int("NEWSLETTER_RETRY_MAX_DELAY", default=120)
+NEWSLETTER_MAX_ATTEMPTS = env.int("NEWSLETTER_MAX_ATTEMPTS", default=5)
+NEWSLETTER_SWEEP_INTERVAL = env.int("NEWSLETTER_SWEEP_INTERVAL", default=60)
+NEWSLETTER_STALE_AFTER = env.int("NEWSLETTER_STALE_AFTER", default=180)
+NEWSLETTER_FROM_EMAIL = env.str("NEWSLETTER_FROM_EMAIL", default=DEFAULT_FROM_EMAIL)
+NEWSLETTER_LIST_ID = env.str(
+    "NEWSLETTER_LIST_ID", default="From Scratch weekly <weekly.fromscratch.test>"
+)
+NEWSLETTER_UNSUBSCRIBE_MAILTO = env.str(
+    "NEWSLETTER_UNSUBSCRIBE_MAILTO", default="unsubscribe@fromscratch.test"
+)
+NEWSLETTER_CONFIRM_MAX_AGE = env.int("NEWSLETTER_CONFIRM_MAX_AGE", default=3 * 24 * 3600)
+NEWSLETTER_SIGNUP_LIMIT_PER_IP = env.int("NEWSLETTER_SIGNUP_LIMIT_PER_IP", default=20)
+NEWSLETTER_SIGNUP_LIMIT_PER_ADDRESS = env.int("NEWSLETTER_SIGNUP_LIMIT_PER_ADDRESS", default=3)
+NEWSLETTER_SIGNUP_WINDOW = env.int("NEWSLETTER_SIGNUP_WINDOW", default=3600)
+if REDIS_URL:
+    _visibility = CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+    if (
+        NEWSLETTER_CHUNK_TIME_LIMIT * 3 > _visibility
+        or NEWSLETTER_RETRY_MAX_DELAY * 2 > _visibility
+    ):
+        raise ImproperlyConfigured(
+            "CELERY_VISIBILITY_TIMEOUT must be at least 3 × NEWSLETTER_CHUNK_TIME_LIMIT and "
+            "2 × NEWSLETTER_RETRY_MAX_DELAY, or Redis hands a running chunk to a second worker."
+        )
