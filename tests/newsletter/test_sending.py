@@ -1,0 +1,237 @@
+"""Sending in this process through a real SMTP server: messages, headers, resume after a crash."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from newsletter import services
+from newsletter.models import Delivery, Issue, Subscriber
+from tests.newsletter.factories import IssueFactory, SubscriberFactory, confirmed_subscribers
+
+pytestmark = pytest.mark.django_db
+
+
+def _send_all(issue: Issue, owner: str = "test") -> services.ChunkResult:
+    """Run the chunk service over the whole issue in this process (no broker involved)."""
+    ids = list(issue.deliveries.values_list("id", flat=True))
+    return services.send_chunk(issue_id=issue.pk, first_id=min(ids), last_id=max(ids), owner=owner)
+
+
+def test_sent_message_headers_and_parts_read_back_from_smtp(smtp_settings, smtp_server):
+    subscriber = SubscriberFactory(email="ada@example.com", name="Ada")
+    issue = IssueFactory(subject="Attention, slowly")
+    assert services.start_send(issue_id=issue.pk, dispatch=False) == 1
+    result = _send_all(issue)
+    assert (result.sent, result.failed, result.deferred) == (1, 0, 0)
+
+    [received] = smtp_server.recorder.received
+    assert received.rcpt == ["ada@example.com"]
+    message = received.message()
+    assert message["Subject"] == "Attention, slowly"
+    assert message["To"] == "ada@example.com"
+    assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert message["List-Id"] == "From Scratch weekly <weekly.fromscratch.test>"
+    https_link, mailto = [part.strip(" <>") for part in message["List-Unsubscribe"].split(",")]
+    assert https_link.startswith("http://127.0.0.1:8000/newsletter/unsubscribe/")
+    assert mailto == "mailto:unsubscribe@fromscratch.test?subject=unsubscribe"
+    assert message.get_content_type() == "multipart/alternative"
+    text = message.get_body(preferencelist=("plain",)).get_content()
+    html = message.get_body(preferencelist=("html",)).get_content()
+    assert "Hello Ada," in text
+    assert "Hello Ada," in html
+    assert https_link in text
+    assert https_link in html
+    # Maths degrades to readable text in both parts; no MathML for mail clients to drop.
+    assert "(QKᵀ)/(√(d_k))" in text
+    assert "(QKᵀ)/(√(d_k))" in html
+    assert "<math" not in html
+
+    delivery = Delivery.objects.get()
+    assert (delivery.status, delivery.attempts, delivery.lease_owner) == ("sent", 1, "")
+    assert delivery.sent_at is not None
+    issue.refresh_from_db()
+    assert issue.status == "sent"
+    assert issue.finished_at is not None
+
+    # The header's link unsubscribes with one cookie-less POST, as a mail client does it.
+    response = Client(enforce_csrf_checks=True).post(
+        urlsplit(https_link).path,
+        "List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert response.status_code == 200
+    subscriber.refresh_from_db()
+    assert subscriber.status == "unsubscribed"
+
+
+def test_freeze_takes_only_confirmed_subscribers(db, django_assert_max_num_queries):
+    confirmed_subscribers(40)
+    SubscriberFactory.create_batch(3, status="pending")
+    SubscriberFactory.create_batch(2, status="unsubscribed")
+    issue = IssueFactory()
+    with django_assert_max_num_queries(6):  # set-based: no query per recipient
+        assert services.start_send(issue_id=issue.pk, dispatch=False) == 40
+    assert set(Delivery.objects.values_list("subscriber__status", flat=True)) == {"confirmed"}
+    issue.refresh_from_db()
+    assert issue.status == "sending"
+    # Starting again sends nothing twice.
+    assert services.start_send(issue_id=issue.pk, dispatch=False) == 0
+    assert Delivery.objects.count() == 40
+
+
+def test_resume_after_crash_skips_nobody_and_repeats_nobody(smtp_settings, smtp_server):
+    """A chunk died half-way: 10 rows sent, 10 still leased by the dead task. After the lease
+    runs out the sweeper's chunk sends exactly the 30 not sent, and the issue ends sent."""
+    subs = confirmed_subscribers(40)
+    issue = IssueFactory()
+    services.start_send(issue_id=issue.pk, dispatch=False)
+    rows = list(issue.deliveries.order_by("id"))
+    past = timezone.now() - timedelta(minutes=10)
+    Delivery.objects.filter(pk__in=[d.pk for d in rows[:10]]).update(
+        status="sent", sent_at=past, attempts=1
+    )
+    Delivery.objects.filter(pk__in=[d.pk for d in rows[10:20]]).update(
+        lease_owner="dead-task", lease_until=timezone.now() + timedelta(minutes=1), updated_at=past
+    )
+    Delivery.objects.filter(pk__in=[d.pk for d in rows[20:]]).update(updated_at=past)
+
+    # While the dead task's lease lasts, another task sends only the free rows.
+    assert _send_all(issue, owner="other").sent == 20
+    issue.refresh_from_db()
+    assert issue.status == "sending"  # ten are still queued
+    # The lease runs out; the sweeper (acting later) re-queues the rest.
+    later = timezone.now() + timedelta(minutes=2)
+    assert services.sweep(now=later) == {issue.pk: 10}
+    # The dead task itself, redelivered by the broker, may take its rows back at once.
+    assert _send_all(issue, owner="dead-task").sent == 10
+    got = smtp_server.recorder.recipients()
+    assert sorted(got) == sorted(s.email for s in subs[10:])
+    assert set(got.values()) == {1}
+    issue.refresh_from_db()
+    assert issue.status == "sent"
+
+
+def test_unsubscribed_after_freeze_is_skipped(smtp_settings, smtp_server):
+    keep, leave = SubscriberFactory(), SubscriberFactory()
+    issue = IssueFactory()
+    services.start_send(issue_id=issue.pk, dispatch=False)
+    leave.unsubscribe()
+    result = _send_all(issue)
+    assert (result.sent, result.skipped) == (1, 1)
+    assert list(smtp_server.recorder.recipients()) == [keep.email]
+    issue.refresh_from_db()
+    assert issue.status == "sent"
+
+
+def test_temporary_and_permanent_smtp_failures_in_process(smtp_settings, smtp_server, settings):
+    settings.NEWSLETTER_MAX_ATTEMPTS = 3
+    SubscriberFactory(email="ok@example.com")
+    SubscriberFactory(email="later@example.com")
+    SubscriberFactory(email="never@example.com")
+    SubscriberFactory(email="busy@example.com")
+    rec = smtp_server.recorder
+    rec.refuse["later@example.com"] = ["451 4.3.0 Try again later"]
+    rec.refuse_always["never@example.com"] = "550 5.1.1 No such user"
+    rec.refuse_always["busy@example.com"] = "452 4.2.2 Mailbox full"
+    issue = IssueFactory()
+    services.start_send(issue_id=issue.pk, dispatch=False)
+
+    first = _send_all(issue)
+    assert (first.sent, first.deferred, first.failed) == (1, 2, 1)
+    later = Delivery.objects.get(subscriber__email="later@example.com")
+    assert (later.status, later.attempts, later.last_error) == (
+        "queued",
+        1,
+        "451 4.3.0 Try again later",
+    )
+    assert later.next_attempt_at > timezone.now()
+    never = Delivery.objects.get(subscriber__email="never@example.com")
+    assert (never.status, never.last_error) == ("failed", "550 5.1.1 No such user")
+
+    # Not yet due: nothing is retried early.
+    assert _send_all(issue).sent == 0
+    for _ in range(2):
+        Delivery.objects.queued().update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+        _send_all(issue)
+    busy = Delivery.objects.get(subscriber__email="busy@example.com")
+    assert busy.status == "failed"
+    assert busy.attempts == 3
+    assert busy.last_error == "gave up after 3 attempts; last answer: 452 4.2.2 Mailbox full"
+    assert rec.recipients() == {"ok@example.com": 1, "later@example.com": 1}
+    issue.refresh_from_db()
+    assert issue.status == "sent"
+    assert issue.delivery_counts() == {
+        "total": 4, "queued": 0, "sent": 2, "failed": 2, "skipped": 0, "done": 4,
+    }  # fmt: skip
+
+    # Retry failed: the permanent one fails again, and the issue stays honest about it.
+    rec.refuse_always.pop("busy@example.com")
+    assert services.retry_failed(issue_id=issue.pk) == 2
+    _send_all(issue)
+    issue.refresh_from_db()
+    assert issue.status == "sent"
+    assert issue.delivery_counts()["failed"] == 1
+    assert rec.recipients()["busy@example.com"] == 1
+
+
+def test_unreachable_smtp_server_ends_failed_not_stuck(settings, fast_settings):
+    from tests.newsletter.smtp import free_port
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", free_port()  # nobody listens
+    settings.NEWSLETTER_MAX_ATTEMPTS = 2
+    SubscriberFactory.create_batch(3)
+    issue = IssueFactory()
+    services.start_send(issue_id=issue.pk, dispatch=False)
+    assert _send_all(issue).deferred == 3
+    Delivery.objects.queued().update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+    assert _send_all(issue).failed == 3
+    issue.refresh_from_db()
+    assert issue.status == "failed"
+    assert Delivery.objects.first().last_error.startswith(
+        "gave up after 2 attempts; last answer: SMTP connection: ConnectionRefusedError"
+    )
+
+
+def test_sweeper_finalises_issue_left_sending(db):
+    issue = IssueFactory(status=Issue.Status.SENDING)
+    SubscriberFactory()
+    Delivery.objects.create(issue=issue, subscriber=Subscriber.objects.get(), status="sent")
+    assert services.sweep() == {}
+    issue.refresh_from_db()
+    assert issue.status == "sent"
+
+
+def test_send_due_issues_starts_only_due_scheduled(db):
+    SubscriberFactory()
+    due = IssueFactory(status="scheduled", send_at=timezone.now() - timedelta(minutes=1))
+    future = IssueFactory(status="scheduled", send_at=timezone.now() + timedelta(days=1))
+    draft = IssueFactory(status="draft", send_at=timezone.now() - timedelta(days=1))
+    assert services.send_due_issues() == [due.pk]
+    assert dict(Issue.objects.values_list("pk", "status")) == {
+        due.pk: "sending", future.pk: "scheduled", draft.pk: "draft",
+    }  # fmt: skip
+
+
+def test_beat_schedule_is_created_idempotently(db):
+    from django_celery_beat.models import PeriodicTask
+
+    from newsletter import demo
+
+    demo.load()
+    demo.load()
+    tasks = dict(
+        PeriodicTask.objects.filter(name__startswith="newsletter").values_list("name", "task")
+    )
+    assert tasks == {
+        services.SEND_DUE_TASK_NAME: "newsletter.tasks.send_due_issues",
+        services.SWEEP_TASK_NAME: "newsletter.tasks.sweep",
+    }
+    weekly = PeriodicTask.objects.get(name=services.SEND_DUE_TASK_NAME).crontab
+    assert (weekly.minute, weekly.hour, weekly.day_of_week) == ("0", "8", "1")
+    assert Issue.objects.sent().count() == 1
