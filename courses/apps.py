@@ -5,3 +5,6 @@ class CoursesConfig(AppConfig):
     name = "courses"
     verbose_name = "Courses"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import signals  # noqa: F401 - connects the login merge of anonymous progress

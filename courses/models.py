@@ -121,6 +121,8 @@ class ChapterQuerySet(models.QuerySet):
 
     def for_page(self) -> ChapterQuerySet:
         """Everything the chapter page shows, in a number of queries that does not grow."""
+        from notebook.models import Note  # the notebook may one day point back at courses
+
         return self.select_related("course").prefetch_related(
             Prefetch("prerequisites", queryset=Chapter.objects.select_related("course")),
             Prefetch(
@@ -131,6 +133,11 @@ class ChapterQuerySet(models.QuerySet):
             "listings",
             Prefetch("related_chapters", queryset=Chapter.objects.select_related("course")),
             Prefetch("questions", queryset=Question.objects.prefetch_related("choices")),
+            Prefetch(
+                "related_notes",
+                queryset=Note.objects.published(),
+                to_attr="published_related_notes",
+            ),
         )
 
 
@@ -167,6 +174,12 @@ class Chapter(models.Model):
         blank=True,
         related_name="cited_by",
         verbose_name="you'll see this in (chapters)",
+    )
+    related_notes = models.ManyToManyField(
+        "notebook.Note",
+        blank=True,
+        related_name="chapters",
+        verbose_name="you'll see this in (notes)",
     )
 
     objects = ChapterQuerySet.as_manager()

@@ -1,12 +1,442 @@
-from django.contrib.auth.decorators import login_required
+"""Course list, course page, chapter page with its three forms, the learner dashboard.
+
+htmx requests get the matching partial of the same template (``chapter.html#check_section``
+…); plain form posts get the whole page, so everything works with JavaScript off.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Prefetch
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from . import services
+from .forms import CheckForm, FinishForm, LabelForm
+from .models import (
+    Chapter,
+    ChapterProgress,
+    CodeListing,
+    Course,
+    EquationPart,
+    LabelAttempt,
+    Question,
+    QuizAttempt,
+    Walkthrough,
+)
+from .progress import Learner, current_learner
+
+CHAPTER_TEMPLATE = "courses/chapter.html"
 
 
+def _progress_by_chapter(learner: Learner | None, **filters) -> dict[int, ChapterProgress]:
+    rows = ChapterProgress.objects.for_learner(learner).filter(**filters)
+    return {p.chapter_id: p for p in rows}
+
+
+def _mark(progress: ChapterProgress | None) -> str:
+    return progress.status if progress else "not started"
+
+
+# --- course list and course page ------------------------------------------------------------
+
+
+@require_GET
 def course_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "courses/course_list.html")
+    learner = current_learner(request)
+    courses = list(Course.objects.published().with_chapter_counts())
+    finished = dict(
+        ChapterProgress.objects.for_learner(learner)
+        .finished()
+        .filter(chapter__in=Chapter.objects.published())
+        .values_list("chapter__course_id")
+        .annotate(n=Count("id"))
+    )
+    for course in courses:
+        course.finished_count = finished.get(course.pk, 0)
+    return render(request, "courses/course_list.html", {"courses": courses})
 
 
-@login_required
+@require_GET
+def course_detail(request: HttpRequest, course_slug: str) -> HttpResponse:
+    course = get_object_or_404(
+        Course.objects.published().prefetch_related(
+            Prefetch("chapters", queryset=Chapter.objects.published(), to_attr="published_chapters")
+        ),
+        slug=course_slug,
+    )
+    chapters = course.published_chapters
+    progress = _progress_by_chapter(current_learner(request), chapter__course=course)
+    for chapter in chapters:
+        chapter.course = course
+        chapter.progress_row = progress.get(chapter.pk)
+        chapter.mark = _mark(chapter.progress_row)
+    finished = sum(1 for c in chapters if c.mark == "finished")
+    next_chapter = next((c for c in chapters if c.mark != "finished"), None)
+    return render(
+        request,
+        "courses/course_detail.html",
+        {
+            "course": course,
+            "chapters": chapters,
+            "finished_count": finished,
+            "next_chapter": next_chapter,
+        },
+    )
+
+
+# --- chapter page ---------------------------------------------------------------------------
+
+
+def _visible_chapter(request: HttpRequest, course_slug: str, chapter_slug: str) -> Chapter:
+    """The chapter for reading: staff also see unpublished ones (preview); 404 otherwise."""
+    return get_object_or_404(
+        Chapter.objects.for_page().visible_to(request.user),
+        course__slug=course_slug,
+        slug=chapter_slug,
+    )
+
+
+def _published_chapter(course_slug: str, chapter_slug: str) -> Chapter | None:
+    """The chapter an answer is for: only published chapters record anything, for anyone."""
+    return (
+        Chapter.objects.for_page()
+        .published()
+        .filter(course__slug=course_slug, slug=chapter_slug)
+        .first()
+    )
+
+
+def _chapter_context(
+    request: HttpRequest,
+    chapter: Chapter,
+    learner: Learner | None,
+    *,
+    check_form: CheckForm | None = None,
+    check_results: list[services.AnswerResult] = (),
+    label_forms: dict[int, LabelForm] | None = None,
+    label_results: dict[int, list[services.PartResult]] | None = None,
+    finish_error: str = "",
+) -> dict:
+    """One context for the page and every fragment of it."""
+    course = chapter.course
+    equations = list(chapter.equations.all())
+    label_forms = label_forms or {}
+    label_results = label_results or {}
+    for equation in equations:
+        equation.chapter = chapter
+        form = label_forms.get(equation.pk)
+        picked = form.selected() if form else {}
+        results = {r.part.pk: r for r in label_results.get(equation.pk, ())}
+        equation.rows = [
+            {"part": part, "selected": picked.get(part.pk, ""), "result": results.get(part.pk)}
+            for part in equation.parts.all()
+        ]
+        equation.label_error = _first_error(form) if form is not None and form.errors else ""
+        equation.label_score = sum(1 for r in results.values() if r.correct)
+    questions = list(chapter.questions.all())
+    done = set(
+        QuizAttempt.objects.for_learner(learner)
+        .correct()
+        .filter(question__chapter=chapter)
+        .values_list("question_id", flat=True)
+    )
+    picked = check_form.selected() if check_form else {}
+    results = {r.question.pk: r for r in check_results}
+    for number, question in enumerate(questions, start=1):
+        question.number = number
+        question.done = question.pk in done
+        question.selected = picked.get(question.pk)
+        question.result = results.get(question.pk)
+    progress = ChapterProgress.objects.for_learner(learner).filter(chapter=chapter).first()
+    siblings = list(Chapter.objects.published().filter(course=course).only("slug", "title"))
+    for sibling in siblings:
+        sibling.course = course
+    previous_chapter, next_chapter = _neighbours(siblings, chapter)
+    return {
+        "course": course,
+        "chapter": chapter,
+        "preview": not chapter.is_visible,
+        "reading_minutes": chapter.reading_minutes(),
+        "prerequisites": [c for c in chapter.prerequisites.all() if c.is_visible],
+        "chapter_symbols": list(chapter.chapter_symbols.all()),
+        "equations": equations,
+        "label_equations": [e for e in equations if e.rows],
+        "listings": list(chapter.listings.all()),
+        "related_chapters": [c for c in chapter.related_chapters.all() if c.is_visible],
+        "related_notes": _related_notes(chapter),
+        "questions": questions,
+        "done_count": sum(1 for q in questions if q.done),
+        "check_error": _first_error(check_form) if check_form is not None else "",
+        "check_answered": bool(check_results),
+        "progress": progress,
+        "finish_error": finish_error,
+        "previous_chapter": previous_chapter,
+        "next_chapter": next_chapter,
+        "roles": EquationPart.Role.choices,
+    }
+
+
+def _related_notes(chapter: Chapter) -> list:
+    notes = getattr(chapter, "published_related_notes", None)
+    return list(notes) if notes is not None else []
+
+
+def _neighbours(siblings: list[Chapter], chapter: Chapter) -> tuple[Chapter | None, ...]:
+    ids = [c.pk for c in siblings]
+    if chapter.pk in ids:
+        i = ids.index(chapter.pk)
+        return (siblings[i - 1] if i > 0 else None, siblings[i + 1] if i + 1 < len(ids) else None)
+    key = (chapter.order, chapter.pk)
+    before = [c for c in siblings if (c.order, c.pk) < key]
+    after = [c for c in siblings if (c.order, c.pk) > key]
+    return (before[-1] if before else None, after[0] if after else None)
+
+
+def _first_error(form) -> str:
+    for errors in form.errors.values():
+        if errors:
+            return str(errors[0])
+    return ""
+
+
+def _render_chapter(
+    request: HttpRequest, partial: str, context: dict, *, status: int = 200
+) -> HttpResponse:
+    template = f"{CHAPTER_TEMPLATE}#{partial}" if request.htmx else CHAPTER_TEMPLATE
+    return render(request, template, context, status=status)
+
+
+def _refused(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
+    """A 4xx answer that says what went wrong: a fragment for htmx, a page otherwise."""
+    template = "courses/refused.html#message" if request.htmx else "courses/refused.html"
+    return render(request, template, {"message": message}, status=status)
+
+
+@require_GET
+def chapter_detail(request: HttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse:
+    chapter = _visible_chapter(request, course_slug, chapter_slug)
+    learner = current_learner(request)
+    if learner is not None and chapter.is_visible:
+        services.record_visit(learner=learner, chapter=chapter)
+    return render(request, CHAPTER_TEMPLATE, _chapter_context(request, chapter, learner))
+
+
+NOT_PUBLISHED = "This chapter is not published, so nothing can be saved for it."
+
+
+@require_POST
+def check_answers(request: HttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse:
+    """Grade one question (``only``) or every answered question of the chapter's check."""
+    chapter = _published_chapter(course_slug, chapter_slug)
+    if chapter is None:
+        return _refused(request, NOT_PUBLISHED, status=404)
+    form = CheckForm(request.POST, questions=list(chapter.questions.all()))
+    if not form.is_valid():
+        learner = current_learner(request)
+        context = _chapter_context(request, chapter, learner, check_form=form)
+        return _render_chapter(request, "check_section", context, status=400)
+    learner = current_learner(request, create=True)
+    results = services.answer_questions(
+        learner=learner, chapter=chapter, answers=form.cleaned_data["answers"]
+    )
+    context = _chapter_context(request, chapter, learner, check_form=form, check_results=results)
+    return _render_chapter(request, "check_section", context)
+
+
+@require_POST
+def label_parts(
+    request: HttpRequest, course_slug: str, chapter_slug: str, equation_id: int
+) -> HttpResponse:
+    """Check the roles picked for every part of one equation."""
+    chapter = _published_chapter(course_slug, chapter_slug)
+    if chapter is None:
+        return _refused(request, NOT_PUBLISHED, status=404)
+    equation = next((e for e in chapter.equations.all() if e.pk == equation_id), None)
+    if equation is None:
+        return _refused(request, "That equation is not in this chapter.", status=404)
+    form = LabelForm(request.POST, parts=list(equation.parts.all()))
+    if not form.parts:
+        return _refused(request, "This equation has no parts to label.", status=400)
+    if not form.is_valid():
+        context = _chapter_context(
+            request, chapter, current_learner(request), label_forms={equation.pk: form}
+        )
+        context["equation"] = next(e for e in context["equations"] if e.pk == equation.pk)
+        return _render_chapter(request, "label_form", context, status=400)
+    learner = current_learner(request, create=True)
+    equation.chapter = chapter
+    results = services.label_parts(
+        learner=learner, equation=equation, roles=form.cleaned_data["roles"]
+    )
+    context = _chapter_context(
+        request,
+        chapter,
+        learner,
+        label_forms={equation.pk: form},
+        label_results={equation.pk: results},
+    )
+    context["equation"] = next(e for e in context["equations"] if e.pk == equation.pk)
+    return _render_chapter(request, "label_form", context)
+
+
+@require_POST
+def finish_chapter(request: HttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse:
+    """Mark the chapter finished, or not finished again."""
+    chapter = _published_chapter(course_slug, chapter_slug)
+    if chapter is None:
+        return _refused(request, NOT_PUBLISHED, status=404)
+    form = FinishForm(request.POST)
+    if not form.is_valid():
+        context = _chapter_context(
+            request, chapter, current_learner(request), finish_error=_first_error(form)
+        )
+        return _render_chapter(request, "finish_box", context, status=400)
+    learner = current_learner(request, create=True)
+    services.set_finished(learner=learner, chapter=chapter, finished=form.cleaned_data["finished"])
+    return _render_chapter(request, "finish_box", _chapter_context(request, chapter, learner))
+
+
+@require_GET
+def download_listing(
+    request: HttpRequest, course_slug: str, chapter_slug: str, listing_id: int
+) -> HttpResponse:
+    listing = get_object_or_404(
+        CodeListing.objects.filter(chapter__in=Chapter.objects.visible_to(request.user)),
+        pk=listing_id,
+        chapter__course__slug=course_slug,
+        chapter__slug=chapter_slug,
+    )
+    response = HttpResponse(listing.source, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{listing.filename}"'
+    return response
+
+
+# --- dashboard ------------------------------------------------------------------------------
+
+
+@dataclass
+class Activity:
+    at: datetime
+    kind: str
+    text: str
+    chapter: Chapter
+    correct: bool | None = None
+    question: Question | None = None
+
+
+RECENT = 10
+
+
+def _recent_activity(learner: Learner | None) -> list[Activity]:
+    items: list[Activity] = []
+    published = Chapter.objects.published()
+    for attempt in (
+        QuizAttempt.objects.for_learner(learner)
+        .filter(question__chapter__in=published)
+        .select_related("question__chapter__course")
+        .order_by("-created_at", "-id")[:RECENT]
+    ):
+        items.append(
+            Activity(
+                attempt.created_at,
+                "answer",
+                "Answered right" if attempt.correct else "Answered wrong",
+                attempt.question.chapter,
+                attempt.correct,
+                attempt.question,
+            )
+        )
+    groups: dict[tuple[int, datetime], list[LabelAttempt]] = defaultdict(list)
+    for attempt in (
+        LabelAttempt.objects.for_learner(learner)
+        .filter(part__equation__chapter__in=published)
+        .select_related("part__equation__chapter__course")
+        .order_by("-created_at", "-id")[: RECENT * 8]
+    ):
+        groups[(attempt.part.equation_id, attempt.created_at)].append(attempt)
+    for (_, at), attempts in groups.items():
+        equation = attempts[0].part.equation
+        right = sum(1 for a in attempts if a.correct)
+        items.append(
+            Activity(
+                at,
+                "label",
+                f"Labelled {equation.title}: {right} / {len(attempts)} right",
+                equation.chapter,
+                right == len(attempts),
+            )
+        )
+    for progress in (
+        ChapterProgress.objects.for_learner(learner)
+        .finished()
+        .filter(chapter__in=published)
+        .select_related("chapter__course")
+        .order_by("-finished_at")[:RECENT]
+    ):
+        items.append(Activity(progress.finished_at, "finished", "Finished", progress.chapter))
+    items.sort(key=lambda a: a.at, reverse=True)
+    return items[:RECENT]
+
+
+def _walkthrough_url() -> str:
+    try:
+        return reverse("widgets:walkthrough")
+    except NoReverseMatch:  # the seven-questions page is not wired yet
+        return reverse("widgets:index")
+
+
+@require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
-    return render(request, "courses/dashboard.html")
+    """Progress per course, where to continue, recent activity, reviews, saved walkthroughs."""
+    learner = current_learner(request)
+    now = timezone.now()
+    courses = list(
+        Course.objects.published().prefetch_related(
+            Prefetch("chapters", queryset=Chapter.objects.published(), to_attr="published_chapters")
+        )
+    )
+    progress = _progress_by_chapter(learner)
+    latest: ChapterProgress | None = None
+    for course in courses:
+        for chapter in course.published_chapters:
+            chapter.course = course
+            row = progress.get(chapter.pk)
+            chapter.mark = _mark(row)
+            if row is not None and (latest is None or row.updated_at > latest.updated_at):
+                latest = row
+                latest.chapter = chapter
+        course.finished_count = sum(1 for c in course.published_chapters if c.mark == "finished")
+        course.next_chapter = next(
+            (c for c in course.published_chapters if c.mark != "finished"), None
+        )
+    continue_chapter = None
+    if latest is not None:
+        course = latest.chapter.course
+        continue_chapter = latest.chapter if latest.finished_at is None else course.next_chapter
+    reviews = QuizAttempt.objects.for_learner(learner).reviews()
+    walkthroughs: list[Walkthrough] = []
+    if request.user.is_authenticated:
+        walkthroughs = list(
+            Walkthrough.objects.filter(user=request.user).select_related("equation")[:20]
+        )
+    return render(
+        request,
+        "courses/dashboard.html",
+        {
+            "courses": courses,
+            "continue_chapter": continue_chapter,
+            "activity": _recent_activity(learner),
+            "reviews_due": [r for r in reviews if r.is_due(now)],
+            "reviews_later": [r for r in reviews if not r.is_due(now)],
+            "walkthroughs": walkthroughs,
+            "walkthrough_url": _walkthrough_url(),
+            "now": now,
+        },
+    )

@@ -1,0 +1,208 @@
+"""Admin for editors: courses, chapters with their equations, listings and questions.
+
+Stock admin does not nest inlines, so the nesting is one level per page: a chapter edits its
+symbols, equations, listings and questions inline, and each equation and question links to its
+own page where its parts or choices are edited inline.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils.html import format_html
+
+from .models import (
+    Chapter,
+    ChapterSymbol,
+    Choice,
+    CodeListing,
+    Course,
+    Equation,
+    EquationPart,
+    Question,
+    Symbol,
+)
+
+NO_CORRECT_CHOICE = (
+    "Mark at least one choice as correct: otherwise nobody can ever pass this question."
+)
+
+
+class ChapterInline(admin.TabularInline):
+    model = Chapter
+    fields = ["order", "title", "slug", "published"]
+    prepopulated_fields = {"slug": ["title"]}
+    extra = 0
+    show_change_link = True
+
+
+@admin.register(Course)
+class CourseAdmin(admin.ModelAdmin):
+    list_display = ["title", "slug", "order", "published", "updated_at"]
+    list_editable = ["order", "published"]
+    list_filter = ["published"]
+    search_fields = ["title", "slug", "summary"]
+    prepopulated_fields = {"slug": ["title"]}
+    inlines = [ChapterInline]
+
+
+class ChapterSymbolInline(admin.TabularInline):
+    model = ChapterSymbol
+    fields = ["order", "symbol"]
+    autocomplete_fields = ["symbol"]
+    extra = 0
+    verbose_name = "symbol in this lesson"
+    verbose_name_plural = "symbols in this lesson"
+
+
+class EquationInline(admin.StackedInline):
+    model = Equation
+    fields = [("order", "title", "widget"), "latex", "shape_note", "explanation"]
+    extra = 0
+    show_change_link = True
+    verbose_name_plural = "equations (open one to label its parts)"
+
+
+class CodeListingInline(admin.StackedInline):
+    model = CodeListing
+    fields = [("order", "filename", "language"), "source", "expected_output"]
+    extra = 0
+
+
+class ChapterQuestionFormSet(forms.BaseInlineFormSet):
+    """A chapter cannot be saved while one of its questions has no correct choice."""
+
+    def clean(self) -> None:
+        super().clean()
+        problems = []
+        for form in self.forms:
+            question = form.instance
+            if not form.cleaned_data or form.cleaned_data.get("DELETE") or question.pk is None:
+                continue
+            if not question.choices.filter(is_correct=True).exists():
+                problems.append(f"“{question.prompt[:60]}”")
+        if problems:
+            raise ValidationError(
+                "These questions have no correct choice: "
+                + ", ".join(problems)
+                + ". Open each one and mark a correct choice (or delete the question)."
+            )
+
+
+class QuestionInline(admin.StackedInline):
+    model = Question
+    formset = ChapterQuestionFormSet
+    fields = ["order", "prompt", "explanation"]
+    extra = 0
+    show_change_link = True
+    verbose_name_plural = "questions (open one to edit its choices; add new ones from Questions)"
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        # A question added here would have no choices and so no correct one; questions are
+        # added on their own page, where the choices are edited inline.
+        return False
+
+
+@admin.register(Chapter)
+class ChapterAdmin(admin.ModelAdmin):
+    list_display = ["title", "course", "order", "published", "published_at", "updated_at", "page"]
+    list_display_links = ["title"]
+    list_editable = ["order", "published"]
+    list_filter = ["published", "course"]
+    list_select_related = ["course"]
+    search_fields = ["title", "slug", "summary", "idea"]
+    prepopulated_fields = {"slug": ["title"]}
+    filter_horizontal = ["prerequisites", "related_chapters", "related_notes"]
+    readonly_fields = ["published_at", "updated_at", "add_question"]
+    fieldsets = [
+        (None, {"fields": ["course", ("order", "published"), "title", "slug", "summary"]}),
+        ("Before reading", {"fields": ["prerequisites", "prerequisites_note"]}),
+        ("Text", {"fields": ["idea", "try_it_intro"]}),
+        ("You'll see this in", {"fields": ["related_chapters", "related_notes"]}),
+        ("Dates", {"fields": ["published_at", "updated_at", "add_question"]}),
+    ]
+    inlines = [ChapterSymbolInline, EquationInline, CodeListingInline, QuestionInline]
+
+    @admin.display(description="page")
+    def page(self, obj: Chapter) -> str:
+        label = "view" if obj.is_visible else "preview"
+        return format_html('<a href="{}">{}</a>', obj.get_absolute_url(), label)
+
+    @admin.display(description="new question")
+    def add_question(self, obj: Chapter | None) -> str:
+        if obj is None or obj.pk is None:
+            return "Save the chapter first."
+        url = reverse("admin:courses_question_add") + f"?chapter={obj.pk}"
+        return format_html('<a href="{}">Add a question to this chapter</a>', url)
+
+
+class EquationPartInline(admin.TabularInline):
+    model = EquationPart
+    fields = ["order", "latex", "role", "reason"]
+    extra = 1
+
+
+@admin.register(Equation)
+class EquationAdmin(admin.ModelAdmin):
+    list_display = ["title", "chapter", "order", "widget", "part_count"]
+    list_filter = ["widget", "chapter__course", "chapter"]
+    list_select_related = ["chapter"]
+    search_fields = ["title", "latex", "shape_note"]
+    autocomplete_fields = ["chapter"]
+    inlines = [EquationPartInline]
+
+    def get_queryset(self, request):
+        from django.db.models import Count
+
+        return super().get_queryset(request).annotate(part_count=Count("parts"))
+
+    @admin.display(description="parts", ordering="part_count")
+    def part_count(self, obj: Equation) -> int:
+        return obj.part_count
+
+
+class ChoiceFormSet(forms.BaseInlineFormSet):
+    """At least two choices, at least one of them correct."""
+
+    def clean(self) -> None:
+        super().clean()
+        kept = [
+            form.cleaned_data
+            for form in self.forms
+            if form.cleaned_data and not form.cleaned_data.get("DELETE")
+        ]
+        if len(kept) < 2:
+            raise ValidationError("Give at least two choices.")
+        if not any(data.get("is_correct") for data in kept):
+            raise ValidationError(NO_CORRECT_CHOICE)
+
+
+class ChoiceInline(admin.StackedInline):
+    model = Choice
+    formset = ChoiceFormSet
+    fields = [("order", "is_correct"), "text", "explanation"]
+    extra = 0
+
+    def get_extra(self, request, obj=None, **kwargs) -> int:
+        return 0 if obj is not None and obj.pk else 4
+
+
+@admin.register(Question)
+class QuestionAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "chapter", "order"]
+    list_filter = ["chapter__course", "chapter"]
+    list_select_related = ["chapter"]
+    search_fields = ["prompt", "explanation", "choices__text"]
+    autocomplete_fields = ["chapter"]
+    fields = ["chapter", "order", "prompt", "explanation"]
+    inlines = [ChoiceInline]
+
+
+@admin.register(Symbol)
+class SymbolAdmin(admin.ModelAdmin):
+    list_display = ["glyph", "name", "slug", "latex"]
+    list_display_links = ["glyph", "name"]
+    search_fields = ["name", "slug", "latex", "explanation"]
+    prepopulated_fields = {"slug": ["name"]}
