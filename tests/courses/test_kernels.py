@@ -1,0 +1,370 @@
+"""courses/kernels.py: the seed chapter's printed outputs, properties, and numerical edge cases."""
+
+from __future__ import annotations
+
+import ast
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from courses import kernels
+
+PROPERTY = settings(max_examples=60, deadline=None)
+finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+
+
+def vectors(min_size: int = 1, max_size: int = 32):
+    return hnp.arrays(np.float64, st.integers(min_size, max_size), elements=finite)
+
+
+# --- seed test vectors ----------------------------------------------------------------------
+
+
+def test_attention_seed_vector_shapes_and_row_sums():
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.normal(size=(3, 4, 8))
+    out, w = kernels.attention(Q, K, V)
+    assert out.shape == (4, 8)
+    assert w.shape == (4, 4)
+    assert w.sum(axis=-1).round(6).tolist() == [1.0, 1.0, 1.0, 1.0]
+
+
+def test_attention_seed_vector_matches_the_seed_listing():
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.normal(size=(3, 4, 8))
+    s = Q @ K.T / np.sqrt(8)
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = w / w.sum(axis=-1, keepdims=True)
+    out, weights = kernels.attention(Q, K, V)
+    np.testing.assert_allclose(weights, w, rtol=1e-12)
+    np.testing.assert_allclose(out, w @ V, rtol=1e-12)
+
+
+def test_layer_norm_seed_vector():
+    y = kernels.layer_norm([2, 4, 6, 8])
+    assert y.round(3).tolist() == [-1.342, -0.447, 0.447, 1.342]
+    assert round(abs(y.mean()), 6) == 0.0
+    assert round(y.std(), 3) == 1.0
+
+
+def test_adam_seed_vector_200_steps_on_theta_squared():
+    theta, m, v = kernels.adam(lambda th: 2 * th, 3.0, 200, lr=0.1)
+    assert len(theta) == len(m) == len(v) == 201
+    assert theta[0] == 3.0 and m[0] == 0.0 and v[0] == 0.0
+    assert round(float(theta[-1]), 4) == -0.0001
+
+
+def test_adam_matches_the_seed_listing_step_by_step():
+    def adam_step(theta, g, m, v, t, eta=0.1, b1=0.9, b2=0.999, eps=1e-8):
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g**2
+        m_hat, v_hat = m / (1 - b1**t), v / (1 - b2**t)
+        return theta - eta * m_hat / (np.sqrt(v_hat) + eps), m, v
+
+    expected, m, v = [3.0], 0.0, 0.0
+    for t in range(1, 201):
+        theta, m, v = adam_step(expected[-1], 2 * expected[-1], m, v, t)
+        expected.append(theta)
+    theta, _m, _v = kernels.adam(lambda th: 2 * th, 3.0, 200, lr=0.1)
+    np.testing.assert_allclose(theta, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_adam_array_theta_matches_scalar_theta():
+    scalar, m1, v1 = kernels.adam(lambda th: 2 * th, 3.0, 50, lr=0.1)
+    arr, m2, v2 = kernels.adam(lambda th: 2 * th, np.array([3.0, -1.0]), 50, lr=0.1)
+    assert arr.shape == (51, 2)
+    np.testing.assert_allclose(arr[:, 0], scalar, rtol=1e-12)
+    np.testing.assert_allclose(m2[:, 0], m1, rtol=1e-12)
+    np.testing.assert_allclose(v2[:, 0], v1, rtol=1e-12)
+
+
+# --- properties -----------------------------------------------------------------------------
+
+
+@PROPERTY
+@given(vectors(), st.floats(0.05, 20))
+def test_softmax_sums_to_one(x, tau):
+    p = kernels.softmax(x, temperature=tau)
+    assert p.dtype == np.float64
+    assert math.isclose(p.sum(), 1.0, rel_tol=1e-12)
+    assert (p >= 0).all()
+
+
+@PROPERTY
+@given(vectors(), st.floats(-1e3, 1e3))
+def test_softmax_is_shift_invariant(x, c):
+    np.testing.assert_allclose(kernels.softmax(x + c), kernels.softmax(x), rtol=1e-9, atol=1e-12)
+
+
+@PROPERTY
+@given(st.integers(1, 12), st.integers(1, 9), st.integers(0, 2**32 - 1), st.floats(0.1, 5))
+def test_attention_causal_mask_gives_zero_weight_above_the_diagonal(n, d, seed, tau):
+    Q, K, V = np.random.default_rng(seed).normal(size=(3, n, d))
+    out, w = kernels.attention(Q, K, V, mask=kernels.causal_mask(n), temperature=tau)
+    assert (w[np.triu_indices(n, k=1)] == 0.0).all()
+    np.testing.assert_allclose(w.sum(axis=-1), np.ones(n), rtol=1e-12)
+    np.testing.assert_allclose(out[0], V[0], rtol=1e-12)  # the first token sees only itself
+
+
+@PROPERTY
+@given(vectors(min_size=2), st.floats(1e-8, 1e-2))
+def test_layer_norm_has_mean_zero_and_unit_variance_up_to_eps(x, eps):
+    var = x.var()
+    y = kernels.layer_norm(x, eps=eps)
+    assert abs(y.mean()) <= 1e-9
+    # The biased variance of the output is σ² / (σ² + ε) = 1 − O(ε).
+    np.testing.assert_allclose(y.var(), var / (var + eps), rtol=1e-9, atol=1e-12)
+
+
+@PROPERTY
+@given(st.floats(-1e6, 1e6), st.integers(1, 64), st.floats(-10, 10), st.floats(1e-8, 1))
+def test_rms_norm_of_a_constant_vector(a, d, gamma, eps):
+    y = kernels.rms_norm(np.full(d, a), gamma=gamma, eps=eps)
+    expected = a / math.sqrt(a * a + eps) * gamma
+    np.testing.assert_allclose(y, np.full(d, expected), rtol=1e-9, atol=1e-12)
+
+
+@PROPERTY
+@given(st.integers(1, 16), st.integers(1, 64).map(lambda h: 2 * h), st.integers(0, 2**32 - 1))
+def test_rope_preserves_norms(T, d, seed):
+    x = np.random.default_rng(seed).normal(size=(T, d))
+    y = kernels.rope(x)
+    np.testing.assert_allclose(np.linalg.norm(y, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-12)
+
+
+@PROPERTY
+@given(
+    st.integers(1, 32).map(lambda h: 2 * h),
+    st.integers(0, 2**32 - 1),
+    st.integers(0, 500),
+    st.integers(0, 500),
+    st.integers(0, 200),
+    st.sampled_from([100.0, 10000.0, 500000.0]),
+)
+def test_rope_scores_depend_only_on_the_offset(d, seed, m1, m2, offset, base):
+    q, k = np.random.default_rng(seed).normal(size=(2, d))
+    s1 = kernels.rope(q, m1, base) @ kernels.rope(k, m1 + offset, base)
+    s2 = kernels.rope(q, m2, base) @ kernels.rope(k, m2 + offset, base)
+    assert math.isclose(s1, s2, rel_tol=1e-9, abs_tol=1e-9 * (np.abs(q) @ np.abs(k) + 1))
+
+
+@PROPERTY
+@given(st.floats(0.0, 0.99), st.floats(0.0, 0.9999), st.floats(1e-3, 10), st.booleans())
+def test_adam_first_step_without_bias_correction_is_scaled(beta1, beta2, size, negative):
+    g = -size if negative else size
+    kwargs = {"lr": 0.01, "beta1": beta1, "beta2": beta2, "eps": 1e-12}
+    corrected, _m, _v = kernels.adam(lambda th: g, 0.0, 1, **kwargs)
+    raw, _m, _v = kernels.adam(lambda th: g, 0.0, 1, bias_correction=False, **kwargs)
+    ratio = (raw[1] - raw[0]) / (corrected[1] - corrected[0])
+    assert math.isclose(ratio, (1 - beta1) / math.sqrt(1 - beta2), rel_tol=1e-6)
+
+
+def test_adam_first_step_ratio_at_default_betas_is_about_3_16():
+    corrected, _m, _v = kernels.adam(lambda th: 2 * th, 3.0, 1)
+    raw, _m, _v = kernels.adam(lambda th: 2 * th, 3.0, 1, bias_correction=False)
+    assert round((raw[1] - raw[0]) / (corrected[1] - corrected[0]), 2) == 3.16
+
+
+# --- numerical edge cases and errors ----------------------------------------------------------
+
+
+def test_softmax_huge_logits_stay_finite():
+    p = kernels.softmax([1e308, -1e308, 1e308])
+    assert p.tolist() == [0.5, 0.0, 0.5]
+    assert kernels.softmax([1.0, 2.0], temperature=1e-300).tolist() == [0.0, 1.0]
+    assert np.isfinite(kernels.softmax(np.array([1e300, 1e300]), temperature=1e-10)).all()
+
+
+def test_softmax_temperature_extremes_go_from_argmax_to_uniform():
+    x = [2.0, 1.0, 0.5]
+    assert kernels.softmax(x, temperature=1e-3).round(6).tolist() == [1.0, 0.0, 0.0]
+    np.testing.assert_allclose(kernels.softmax(x, temperature=1e6), [1 / 3] * 3, rtol=1e-5)
+
+
+def test_softmax_fully_masked_row_raises_instead_of_nan():
+    with pytest.raises(ValueError, match="masked"):
+        kernels.softmax([[0.0, 1.0], [-np.inf, -np.inf]])
+
+
+@pytest.mark.parametrize("bad", [[np.nan, 1.0], [np.inf, 1.0]])
+def test_softmax_rejects_nan_and_plus_infinity(bad):
+    with pytest.raises(ValueError, match="NaN or \\+infinity"):
+        kernels.softmax(bad)
+
+
+@pytest.mark.parametrize("tau", [0.0, -1.0, np.nan, np.inf])
+def test_softmax_rejects_bad_temperature(tau):
+    with pytest.raises(ValueError, match="temperature"):
+        kernels.softmax([1.0, 2.0], temperature=tau)
+
+
+def test_causal_mask_values():
+    m = kernels.causal_mask(3)
+    assert m.tolist() == [[0.0, -np.inf, -np.inf], [0.0, 0.0, -np.inf], [0.0, 0.0, 0.0]]
+    assert m.dtype == np.float64
+
+
+def test_attention_boolean_keep_mask_equals_additive_mask():
+    Q, K, V = np.random.default_rng(1).normal(size=(3, 5, 4))
+    keep = np.tril(np.ones((5, 5), dtype=bool))
+    out_b, w_b = kernels.attention(Q, K, V, mask=keep)
+    out_a, w_a = kernels.attention(Q, K, V, mask=kernels.causal_mask(5))
+    np.testing.assert_array_equal(w_b, w_a)
+    np.testing.assert_array_equal(out_b, out_a)
+
+
+def test_attention_mask_broadcasts_over_batch_and_heads():
+    Q, K, V = np.random.default_rng(2).normal(size=(3, 2, 3, 6, 4))  # (batch, heads, T, d)
+    out, w = kernels.attention(Q, K, V, mask=kernels.causal_mask(6))
+    assert out.shape == (2, 3, 6, 4) and w.shape == (2, 3, 6, 6)
+    assert (w[..., np.triu_indices(6, k=1)[0], np.triu_indices(6, k=1)[1]] == 0).all()
+
+
+def test_attention_temperature_divides_the_scores():
+    Q, K, V = np.random.default_rng(3).normal(size=(3, 4, 8))
+    _o, w2 = kernels.attention(Q, K, V, temperature=2.0)
+    _o, w1 = kernels.attention(Q / 2.0, K, V)
+    np.testing.assert_allclose(w2, w1, rtol=1e-12)
+
+
+def test_attention_fully_masked_row_is_a_clear_error():
+    Q, K, V = np.ones((3, 2, 2))
+    keep = np.array([[True, False], [False, False]])
+    with pytest.raises(ValueError, match="masked"):
+        kernels.attention(Q, K, V, mask=keep)
+
+
+@pytest.mark.parametrize(
+    ("Q", "K", "V", "message"),
+    [
+        (np.ones((2, 3)), np.ones((2, 4)), np.ones((2, 3)), "share d_k"),
+        (np.ones((2, 3)), np.ones((2, 3)), np.ones((5, 3)), "one row per key"),
+        (np.ones(3), np.ones(3), np.ones(3), "at least 2-D"),
+        (np.full((2, 3), 1e200), np.full((2, 3), 1e200), np.ones((2, 3)), "overflow"),
+    ],
+)
+def test_attention_wrong_shapes_and_overflow_raise(Q, K, V, message):
+    with pytest.raises(ValueError, match=message):
+        kernels.attention(Q, K, V)
+
+
+def test_attention_mask_that_does_not_broadcast_raises():
+    Q, K, V = np.ones((3, 4, 2))
+    with pytest.raises(ValueError, match="broadcast"):
+        kernels.attention(Q, K, V, mask=np.zeros((3, 3)))
+
+
+def test_norms_of_huge_and_tiny_inputs_are_finite():
+    assert kernels.layer_norm([1e308, -1e308]).round(6).tolist() == [1.0, -1.0]
+    assert kernels.rms_norm([1e300, 1e300]).round(6).tolist() == [1.0, 1.0]
+    assert kernels.layer_norm([5.0, 5.0, 5.0]).tolist() == [0.0, 0.0, 0.0]
+    assert kernels.rms_norm([0.0, 0.0]).tolist() == [0.0, 0.0]
+    assert np.isfinite(kernels.layer_norm([1e-310, -1e-310])).all()
+
+
+def test_norms_work_over_the_last_axis_with_vector_gamma_and_beta():
+    x = np.array([[2.0, 4.0, 6.0, 8.0], [1.0, 1.0, 1.0, 5.0]])
+    y = kernels.layer_norm(x, gamma=np.array([1, 2, 3, 4.0]), beta=np.array([0, 0, 0, 1.0]))
+    assert y.shape == (2, 4)
+    np.testing.assert_allclose(y[0], kernels.layer_norm(x[0]) * [1, 2, 3, 4] + [0, 0, 0, 1])
+    r = kernels.rms_norm(x)
+    np.testing.assert_allclose(r[1], x[1] / np.sqrt((x[1] ** 2).mean() + 1e-5))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"beta1": 1.0}, "beta1"),
+        ({"beta2": -0.1}, "beta2"),
+        ({"lr": 0.0}, "lr"),
+        ({"eps": 0.0}, "eps"),
+        ({"steps": -1}, "steps"),
+        ({"steps": 2.5}, "steps"),
+    ],
+)
+def test_adam_rejects_bad_settings(kwargs, message):
+    args = {"steps": 3, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        kernels.adam(lambda th: 2 * th, 1.0, **args)
+
+
+def test_adam_non_finite_gradient_is_reported_with_its_step():
+    with pytest.raises(ValueError, match="step 4"):  # θ_3 < 0.9975, so step 4 sees inf
+        kernels.adam(lambda th: np.inf if th < 0.9975 else 2 * th, 1.0, 5, lr=0.001)
+
+
+def test_sgd_stops_when_it_diverges():
+    theta = kernels.sgd(lambda th: 4 * th**3, 3.0, 100, lr=0.1)
+    assert len(theta) < 101
+    assert abs(theta[-1]) > 1e12
+    assert kernels.sgd(lambda th: 2 * th, 3.0, 10, lr=0.1).round(6).tolist()[:3] == [3.0, 2.4, 1.92]
+
+
+def test_rope_position_zero_is_identity_and_validates_input():
+    x = np.random.default_rng(4).normal(size=(3, 6))
+    np.testing.assert_allclose(kernels.rope(x)[0], x[0])
+    np.testing.assert_allclose(kernels.rope(x, positions=[0, 0, 0]), x)
+    with pytest.raises(ValueError, match="even"):
+        kernels.rope(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="base"):
+        kernels.rope(np.ones((2, 4)), base=0.0)
+
+
+def test_rope_rotates_the_pair_i_and_i_plus_half():
+    x = np.array([1.0, 0.0, 0.0, 0.0])  # pair (0, 2) has frequency base^0 = 1
+    y = kernels.rope(x, positions=np.pi / 2)
+    np.testing.assert_allclose(y, [0.0, 0.0, 1.0, 0.0], atol=1e-15)
+
+
+def test_entropy_uniform_and_one_hot():
+    assert math.isclose(kernels.entropy(np.full(8, 1 / 8)), math.log(8))
+    assert kernels.entropy([1.0, 0.0, 0.0]) == 0.0
+
+
+def test_kernels_module_imports_no_django():
+    tree = ast.parse(Path(kernels.__file__).read_text())
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    } | {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert "django" not in imported
+    assert imported <= {"__future__", "math", "collections", "numpy"}
+
+
+def _median_ms(fn, repeat: int = 15) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return 1000 * sorted(times)[repeat // 2]
+
+
+def test_kernels_at_their_largest_allowed_inputs_are_fast():
+    """Generous bound here (shared CI machines); bench/widgets.py measures the < 5 ms target."""
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.normal(size=(3, 64, 256))
+    x = rng.normal(size=256)
+    cases = {
+        "attention": lambda: kernels.attention(Q, K, V, mask=kernels.causal_mask(64)),
+        "softmax": lambda: kernels.softmax(x, temperature=0.01),
+        "layer_norm": lambda: kernels.layer_norm(x),
+        "rms_norm": lambda: kernels.rms_norm(x),
+        "adam": lambda: kernels.adam(lambda th: 2.0 * th, 3.0, 5000, lr=0.1),
+        "rope": lambda: kernels.rope(Q),
+    }
+    for name, fn in cases.items():
+        assert _median_ms(fn, repeat=5) < 50, name
