@@ -36,7 +36,7 @@ run: install
 	@echo "  Outgoing mail: $(CURDIR)/var/mail/ (one .log file per message)"
 	@echo "  Stop:          Ctrl-C stops the web server, the worker and beat together."
 	@echo ""
-	@set -m; trap 'kill -TERM -- -$$web -$$worker 2>/dev/null; wait' INT TERM EXIT; \
+	@trap 'kill -TERM $$web $$worker 2>/dev/null; wait $$web $$worker 2>/dev/null' INT TERM EXIT; \
 	  $(PY) manage.py runserver $(HOST):$(PORT) --noreload & web=$$!; \
 	  $(PY) -m celery -A platform worker --beat --loglevel=INFO --concurrency=2 & worker=$$!; \
 	  wait -n $$web $$worker

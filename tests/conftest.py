@@ -131,7 +131,10 @@ def start_worker(transactional_db, tmp_path) -> Iterator:
     """
     from django.db import connection
 
+    from platform.celery import app
+
     connection.close()  # the worker opens its own; SQLite must not see a writer left open
+    app.control.purge()  # tasks queued by earlier tests (with no worker) must not run now
     workers: list[Worker] = []
 
     def start(*, concurrency: int = 1, pool: str = "prefork", env=None, args=()) -> Worker:
