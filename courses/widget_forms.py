@@ -32,7 +32,15 @@ class RangeInput(forms.NumberInput):
 def _messages(text: str) -> dict[str, str]:
     return {
         key: text
-        for key in ("required", "invalid", "min_value", "max_value", "max_length", "step_size")
+        for key in (
+            "required",
+            "invalid",
+            "invalid_choice",
+            "min_value",
+            "max_value",
+            "max_length",
+            "step_size",
+        )
     }
 
 
