@@ -34,6 +34,7 @@ class CheckForm(forms.Form):
             self.fields[f"q{question.pk}"] = forms.TypedChoiceField(
                 choices=[(str(c.pk), c.text) for c in question.choices.all()],
                 coerce=int,
+                empty_value=None,
                 required=False,
                 widget=forms.RadioSelect,
                 error_messages={

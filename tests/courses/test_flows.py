@@ -1,0 +1,251 @@
+"""Learners answering, labelling and finishing through the test client, signed in or not."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from allauth.account.models import EmailAddress, EmailConfirmationHMAC
+from django.urls import reverse
+
+from courses.models import ChapterProgress, LabelAttempt, QuizAttempt
+from courses.progress import ANON_KEY
+
+from .conftest import urls
+from .factories import right, wrong
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def questions(chapter):
+    return list(chapter.questions.prefetch_related("choices"))
+
+
+def answer(client, chapter, question, choice, **extra):
+    data = {f"q{question.pk}": choice.pk, "only": question.pk}
+    return client.post(urls(chapter)["check"], data, **extra)
+
+
+def test_check_one_question_htmx_returns_fragment_with_verdict(learner_client, learner, chapter):
+    q1, q2 = questions(chapter)
+    response = answer(learner_client, chapter, q1, wrong(q1), **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in html
+    assert 'id="check"' in html
+    assert "Not quite." in html
+    assert "4 is wrong." in html  # the chosen choice's own explanation
+    assert "2 \\times 2" not in html and "<math" in html  # the question's explanation, typeset
+    assert "0 / 2 done" in html
+    attempt = QuizAttempt.objects.get()
+    assert (attempt.user, attempt.question, attempt.correct) == (learner, q1, False)
+
+
+def test_check_passes_once_every_question_answered_right(learner_client, learner, chapter):
+    q1, q2 = questions(chapter)
+    answer(learner_client, chapter, q1, wrong(q1), **HTMX)
+    response = answer(learner_client, chapter, q1, right(q1), **HTMX)
+    assert "1 / 2 done" in response.content.decode()
+    assert ChapterProgress.objects.get(user=learner).check_passed_at is None
+    response = answer(learner_client, chapter, q2, right(q2), **HTMX)
+    assert "2 / 2 done" in response.content.decode()
+    assert "Check passed" in response.content.decode()
+    passed_at = ChapterProgress.objects.get(user=learner).check_passed_at
+    assert passed_at is not None
+    # Retrying is allowed, every attempt is kept, and the first pass time stays.
+    answer(learner_client, chapter, q2, wrong(q2), **HTMX)
+    assert QuizAttempt.objects.filter(user=learner).count() == 4
+    assert ChapterProgress.objects.get(user=learner).check_passed_at == passed_at
+
+
+def test_check_all_grades_every_answered_question(learner_client, learner, chapter):
+    q1, q2 = questions(chapter)
+    data = {f"q{q1.pk}": right(q1).pk, f"q{q2.pk}": wrong(q2).pk}
+    response = learner_client.post(urls(chapter)["check"], data, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.count("Right.") == 1 and html.count("Not quite.") == 1
+    assert "1 / 2 done" in html
+    assert QuizAttempt.objects.filter(user=learner).count() == 2
+
+
+def test_check_without_javascript_returns_whole_page(learner_client, chapter):
+    q1, _ = questions(chapter)
+    response = answer(learner_client, chapter, q1, right(q1))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" in html and "Right." in html and "1 / 2 done" in html
+    assert 'id="finish"' in html
+
+
+def test_label_parts_returns_feedback_per_part(learner_client, learner, chapter):
+    y, w = chapter.equations.get().parts.all()
+    data = {f"part-{y.pk}": "output", f"part-{w.pk}": "input"}
+    response = learner_client.post(urls(chapter)["label"], data, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in html
+    assert "✓ Right, output." in html
+    assert "✗ Not input: it is learned." in html and "Trained." in html
+    assert "1 / 2 parts right." in html
+    assert sorted(LabelAttempt.objects.values_list("part__latex", "role", "correct")) == [
+        ("W", "input", False),
+        ("y", "output", True),
+    ]
+    assert LabelAttempt.objects.filter(user=learner).count() == 2
+
+
+def test_label_parts_keeps_every_attempt(learner_client, chapter):
+    y, w = chapter.equations.get().parts.all()
+    for role in ("input", "learned"):
+        learner_client.post(
+            urls(chapter)["label"], {f"part-{y.pk}": "output", f"part-{w.pk}": role}
+        )
+    assert LabelAttempt.objects.count() == 4
+    assert LabelAttempt.objects.filter(correct=True).count() == 3
+
+
+def test_finish_marks_chapter_and_shows_it_on_dashboard(learner_client, learner, chapter):
+    response = learner_client.post(urls(chapter)["finish"], {"finished": "1"}, **HTMX)
+    assert response.status_code == 200
+    assert "Marked finished on" in response.content.decode()
+    assert ChapterProgress.objects.get(user=learner).finished_at is not None
+    dashboard = learner_client.get(reverse("courses:dashboard")).content.decode()
+    assert "1 of 1 finished" in dashboard
+    assert "Finished" in dashboard
+    course_page = learner_client.get(chapter.course.get_absolute_url()).content.decode()
+    assert "1 of 1 chapter finished" in course_page
+    assert 'class="chapter-item mark-finished"' in course_page
+    learner_client.post(urls(chapter)["finish"], {"finished": "0"})
+    assert ChapterProgress.objects.get(user=learner).finished_at is None
+
+
+def test_anonymous_learner_progress_lives_in_session(client, chapter):
+    q1, _ = questions(chapter)
+    assert client.get(urls(chapter)["page"]).status_code == 200
+    assert ANON_KEY not in client.session  # reading creates nothing
+    response = answer(client, chapter, q1, right(q1), **HTMX)
+    assert "1 / 2 done" in response.content.decode()
+    key = client.session[ANON_KEY]
+    attempt = QuizAttempt.objects.get()
+    assert (attempt.user, attempt.anon_key) == (None, key)
+    assert "1 / 2 done" in client.get(urls(chapter)["page"]).content.decode()
+    dashboard = client.get(reverse("courses:dashboard")).content.decode()
+    assert "kept in this browser only" in dashboard
+    assert "Answered right" in dashboard
+
+
+def _sign_up_and_log_in(client, email: str, password: str) -> None:
+    response = client.post(
+        reverse("account_signup"), {"email": email, "password1": password, "password2": password}
+    )
+    assert response.status_code == 302
+    address = EmailAddress.objects.get(email=email)
+    key = EmailConfirmationHMAC(address).key
+    assert client.post(reverse("account_confirm_email", args=[key])).status_code == 302
+    response = client.post(reverse("account_login"), {"login": email, "password": password})
+    assert response.status_code == 302
+    assert "_auth_user_id" in client.session
+
+
+def test_anonymous_progress_merges_into_new_account_once(client, chapter, password):
+    q1, q2 = questions(chapter)
+    answer(client, chapter, q1, wrong(q1))
+    answer(client, chapter, q1, right(q1))
+    y, w = chapter.equations.get().parts.all()
+    client.post(urls(chapter)["label"], {f"part-{y.pk}": "output", f"part-{w.pk}": "learned"})
+    client.post(urls(chapter)["finish"], {"finished": "1"})
+
+    _sign_up_and_log_in(client, "new@example.com", password)
+
+    from courses.models import ChapterProgress as Progress
+
+    user_attempts = QuizAttempt.objects.filter(user__email="new@example.com")
+    assert user_attempts.count() == 2  # moved, not copied
+    assert QuizAttempt.objects.count() == 2
+    assert LabelAttempt.objects.filter(user__email="new@example.com").count() == 2
+    progress = Progress.objects.get()
+    assert progress.user.email == "new@example.com" and progress.finished_at is not None
+    assert ANON_KEY not in client.session
+    page = client.get(urls(chapter)["page"]).content.decode()
+    assert "1 / 2 done" in page
+    # Logging out and in again moves nothing a second time.
+    client.post(reverse("account_logout"))
+    client.post(reverse("account_login"), {"login": "new@example.com", "password": password})
+    assert QuizAttempt.objects.count() == 2
+    assert Progress.objects.count() == 1
+
+
+def test_merge_combines_with_existing_account_progress(client, learner, chapter, password):
+    """Half the check answered while signed in, half anonymously: logging in passes it."""
+    q1, q2 = questions(chapter)
+    client.force_login(learner)
+    answer(client, chapter, q1, right(q1))
+    client.post(reverse("account_logout"))
+    answer(client, chapter, q2, right(q2))
+    client.post(urls(chapter)["finish"], {"finished": "1"})
+    assert ChapterProgress.objects.count() == 2
+    response = client.post(reverse("account_login"), {"login": learner.email, "password": password})
+    assert response.status_code == 302
+    progress = ChapterProgress.objects.get()
+    assert progress.user == learner
+    assert progress.check_passed_at is not None and progress.finished_at is not None
+    assert QuizAttempt.objects.filter(user=learner).count() == 2
+    assert "2 / 2 done" in client.get(urls(chapter)["page"]).content.decode()
+
+
+def test_dashboard_lists_review_until_answered_right(learner_client, chapter):
+    q1, _ = questions(chapter)
+    answer(learner_client, chapter, q1, wrong(q1))
+    dashboard = learner_client.get(reverse("courses:dashboard")).content.decode()
+    review = re.search(r'<ul class="review-list">(.*?)</ul>', dashboard, re.S)
+    assert review is not None and f"#q-{q1.pk}" in review[1]
+    assert "not yet answered right" in review[1]
+    answer(learner_client, chapter, q1, right(q1))
+    dashboard = learner_client.get(reverse("courses:dashboard")).content.decode()
+    assert '<ul class="review-list">' not in dashboard
+    assert "1 more coming back later" in dashboard
+
+
+def test_chapter_page_shows_every_section_in_order(client, chapter):
+    from .factories import ChapterSymbolFactory, CodeListingFactory
+
+    ChapterSymbolFactory(chapter=chapter)
+    CodeListingFactory(chapter=chapter, filename="demo.py")
+    other = type(chapter).objects.create(
+        course=chapter.course, slug="next-one", title="Next one", order=99, published=True
+    )
+    chapter.related_chapters.add(other)
+    html = client.get(urls(chapter)["page"]).content.decode()
+    markers = [
+        "min</span>",
+        "Symbols in this lesson",
+        "The idea",
+        "Try it: label the parts",
+        "The math",
+        "The code",
+        "demo.py",
+        "It prints:",
+        "You’ll see this in",
+        "Check yourself",
+        "0 / 2 done",
+        "Finished this chapter?",
+        'class="chapter-newsletter',
+        'rel="next"',
+    ]
+    positions = [html.index(marker) for marker in markers]
+    assert positions == sorted(positions)
+    assert 'id="footer-newsletter"' not in html  # the box is shown once, in the chapter
+
+
+def test_listing_download_is_an_attachment(client, chapter):
+    from .factories import CodeListingFactory
+
+    listing = CodeListingFactory(chapter=chapter, filename="mm7.py", source="print('hi')\n")
+    url = reverse("courses:listing", args=[chapter.course.slug, chapter.slug, listing.pk])
+    response = client.get(url)
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == 'attachment; filename="mm7.py"'
+    assert response.content == b"print('hi')\n"
