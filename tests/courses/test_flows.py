@@ -29,7 +29,7 @@ def answer(client, chapter, question, choice, **extra):
 
 
 def test_check_one_question_htmx_returns_fragment_with_verdict(learner_client, learner, chapter):
-    q1, q2 = questions(chapter)
+    q1, _q2 = questions(chapter)
     response = answer(learner_client, chapter, q1, wrong(q1), **HTMX)
     html = response.content.decode()
     assert response.status_code == 200
@@ -151,7 +151,7 @@ def _sign_up_and_log_in(client, email: str, password: str) -> None:
 
 
 def test_anonymous_progress_merges_into_new_account_once(client, chapter, password):
-    q1, q2 = questions(chapter)
+    q1, _q2 = questions(chapter)
     answer(client, chapter, q1, wrong(q1))
     answer(client, chapter, q1, right(q1))
     y, w = chapter.equations.get().parts.all()
