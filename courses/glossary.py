@@ -545,7 +545,8 @@ GLOSSARY: list[dict] = [
         "T",
         "T",
         ["T"],
-        "The number of tokens in a sequence (as opposed to $^\\top$, the transpose).",
+        "The number of tokens in a sequence (not $^\\top$, the transpose). Inside a softmax, "
+        "$T$ is often a temperature instead.",
     ),
     _entry(
         "positions",
@@ -557,6 +558,32 @@ GLOSSARY: list[dict] = [
         "$n - m$ should matter.",
     ),
     # --- variables ---------------------------------------------------------------------------
+    _entry(
+        "logits",
+        "z (logits)",
+        "z",
+        "z",
+        ["z", "z_i", "z_j"],
+        "Raw scores before softmax, one per class or token; only their differences matter.",
+    ),
+    _entry(
+        "rope-base",
+        "b (RoPE base)",
+        "b",
+        "b",
+        ["b", r"\text{base}", "base"],
+        "The base of RoPE's frequencies (10,000 by default); a larger base makes the slowest "
+        "pairs turn even more slowly, which helps long contexts.",
+    ),
+    _entry(
+        "rotation-matrix",
+        "R_m (rotation matrix)",
+        "Rₘ",
+        "R_m",
+        ["R", "R_m", "R_n", "R_{n-m}"],
+        "The block-diagonal matrix that turns each feature pair by its angle times position "
+        "$m$; rotations compose, so $R_m^\\top R_n = R_{n-m}$.",
+    ),
     _entry(
         "query",
         "Q (queries)",
