@@ -1,0 +1,184 @@
+"""The seven questions: prefill from the explorer, saving for signed-in learners, owners only."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from courses.glossary import GLOSSARY
+from courses.models import Symbol, Walkthrough
+
+from .factories import ChapterFactory, EquationFactory
+
+ATTENTION = (
+    r"\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(\frac{QK^\top}"
+    r"{\sqrt{d_k}}\right)V"
+)
+KEYS = ["output", "inputs", "learned", "shapes", "operations", "extremes", "ablations"]
+URL = reverse("widgets:walkthrough")
+
+
+@pytest.fixture
+def glossary(db):
+    Symbol.objects.bulk_create(Symbol(**entry) for entry in GLOSSARY)
+
+
+@pytest.fixture
+def equation(glossary):
+    return EquationFactory(
+        chapter=ChapterFactory(title="Capstone"),
+        title="Scaled dot-product attention",
+        latex=ATTENTION,
+        shape_note="Q, K: tokens × d_k. V: tokens × d_v.",
+    )
+
+
+def answers(**overrides) -> dict[str, str]:
+    return {key: overrides.get(key, f"my answer about {key}") for key in KEYS}
+
+
+def test_walkthrough_from_pasted_latex_is_prefilled_by_the_explorer(client, glossary):
+    response = client.get(URL + "?" + urlencode({"latex": ATTENTION}))
+    assert response.status_code == 200
+    form = response.context["form"]
+    assert form.initial["output"] == r"\operatorname{Attention}(Q, K, V): "
+    assert form.initial["inputs"] == "Q — Q (queries); K — K (keys); V — V (values)"
+    assert "\\operatorname{softmax} — softmax" in form.initial["operations"]
+    assert "\\sqrt — square root" in form.initial["operations"]
+    assert form.initial["extremes"] == "d_k → ∞ (with and without the divisor): ?"
+    assert "Without \\sqrt (square root): ?" in form.initial["ablations"]
+    html = response.content.decode()
+    assert '<div class="rendered-equation"><math display="block">' in html
+    questions = [
+        "What comes out?",
+        "What goes in?",
+        "What is learned?",
+        "What shape is everything?",
+        "What does each operation do?",
+        "What happens at the extremes?",
+        "What breaks without each part?",
+    ]
+    assert all(question in html for question in questions)
+    assert "What the explorer recognised" in html
+    assert "Log in</a> to save your answers" in html
+
+
+def test_walkthrough_from_an_equation_uses_its_shape_note(client, equation):
+    response = client.get(URL + f"?equation={equation.pk}")
+    assert response.status_code == 200
+    assert response.context["form"].initial["shapes"] == equation.shape_note
+    assert response.context["form"].initial["equation"] == equation.pk
+    assert "Scaled dot-product attention" in response.content.decode()
+
+
+def test_walkthrough_unknown_or_unpublished_equation_is_404(client, glossary):
+    hidden = EquationFactory(chapter=ChapterFactory(published=False))
+    assert client.get(URL + f"?equation={hidden.pk}").status_code == 404
+    assert client.get(URL + "?equation=999999").status_code == 404
+    assert client.get(URL + "?equation=abc").status_code == 404
+
+
+def test_walkthrough_empty_page_offers_a_paste_box(client, glossary):
+    response = client.get(URL)
+    assert response.status_code == 200
+    assert "Or start from a pasted equation" in response.content.decode()
+
+
+def test_walkthrough_oversize_latex_is_400(client, glossary):
+    response = client.get(URL + "?" + urlencode({"latex": "x" * 2001}))
+    assert response.status_code == 400
+    assert "Too long: at most 2,000 characters." in response.content.decode()
+
+
+def test_walkthrough_learner_saves_and_reopens_answers(learner_client, learner, equation):
+    data = {"latex": equation.latex, "equation": equation.pk, **answers()}
+    response = learner_client.post(URL, data)
+    saved = Walkthrough.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"{URL}?walkthrough={saved.pk}"
+    assert saved.user == learner and saved.equation == equation and saved.latex == ATTENTION
+    assert saved.answers == answers()
+    page = learner_client.get(response["Location"])
+    assert page.status_code == 200
+    assert page.context["form"].initial["learned"] == "my answer about learned"
+    assert page["Cache-Control"] == "private, no-cache"
+    html = page.content.decode()
+    assert "Saved. Your walkthroughs are listed on your dashboard." in html
+    assert "Save changes" in html
+
+
+def test_walkthrough_learner_updates_the_same_walkthrough(learner_client, learner, equation):
+    learner_client.post(URL, {"latex": ATTENTION, **answers()})
+    saved = Walkthrough.objects.get()
+    response = learner_client.post(
+        URL, {"latex": ATTENTION, "walkthrough": saved.pk, **answers(output="softmax · V")}
+    )
+    assert response.status_code == 302
+    saved.refresh_from_db()
+    assert Walkthrough.objects.count() == 1
+    assert saved.answers["output"] == "softmax · V"
+    assert saved.equation is None
+
+
+def test_walkthrough_only_its_owner_may_open_or_update_it(client, learner, outsider, equation):
+    saved = Walkthrough.objects.create(user=learner, latex=ATTENTION, answers=answers())
+    client.force_login(outsider)
+    assert client.get(URL + f"?walkthrough={saved.pk}").status_code == 404
+    response = client.post(URL, {"latex": ATTENTION, "walkthrough": saved.pk, **answers()})
+    assert response.status_code == 404
+    saved.refresh_from_db()
+    assert saved.answers == answers()
+    client.logout()
+    assert client.get(URL + f"?walkthrough={saved.pk}").status_code == 404
+    assert client.get(URL + "?walkthrough=nope").status_code == 404
+
+
+def test_walkthrough_anonymous_can_fill_in_but_is_told_to_log_in(client, glossary):
+    response = client.post(URL, {"latex": ATTENTION, **answers()})
+    assert response.status_code == 403
+    assert Walkthrough.objects.count() == 0
+    html = response.content.decode()
+    assert "Log in to save." in html
+    assert "my answer about extremes" in html  # nothing the learner typed is lost
+    assert reverse("account_login") + "?next=" in html
+
+
+def test_walkthrough_save_is_csrf_protected(learner, equation, password):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(learner)
+    assert client.post(URL, {"latex": ATTENTION, **answers()}).status_code == 403
+    assert Walkthrough.objects.count() == 0
+    page = client.get(URL + "?" + urlencode({"latex": ATTENTION}))
+    token = page.context["csrf_token"]
+    response = client.post(URL, {"latex": ATTENTION, "csrfmiddlewaretoken": token, **answers()})
+    assert response.status_code == 302
+    assert Walkthrough.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"latex": ""}, "Give the equation: 1 to 2,000 characters"),
+        ({"latex": "x" * 2001}, "Too long: at most 2,000 characters."),
+        ({"latex": "x", "output": "y" * 4001}, "Keep each answer under 4,000 characters."),
+    ],
+)
+def test_walkthrough_invalid_save_is_400_with_the_field_named(
+    learner_client, glossary, data, message
+):
+    response = learner_client.post(URL, data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert Walkthrough.objects.count() == 0
+
+
+def test_walkthrough_get_runs_a_constant_number_of_queries(
+    learner_client, learner, equation, django_assert_max_num_queries
+):
+    saved = Walkthrough.objects.create(
+        user=learner, equation=equation, latex=ATTENTION, answers=answers()
+    )
+    with django_assert_max_num_queries(6):
+        assert learner_client.get(URL + f"?walkthrough={saved.pk}").status_code == 200
