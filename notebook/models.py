@@ -65,6 +65,8 @@ class NoteQuerySet(models.QuerySet):
         """Full text search with ranking on PostgreSQL, a plain icontains match elsewhere."""
         from django.conf import settings
 
+        # PostgreSQL text cannot hold NUL and control characters are never meant: drop them.
+        query = "".join(ch for ch in query if ch.isprintable() or ch.isspace())
         query = " ".join(query.split())[:200]
         if not query:
             return self.none()

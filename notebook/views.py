@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.core.paginator import InvalidPage, Page, Paginator
 from django.db.models import Prefetch
@@ -12,6 +14,7 @@ from django.views.decorators.http import require_GET
 from .models import Note, NoteQuerySet, SnippetCheck, SnippetRun, Topic
 
 MAX_QUERY_LENGTH = 200
+SLUG = re.compile(r"[-a-zA-Z0-9_]{1,80}")
 
 
 def _page(request: HttpRequest, notes: NoteQuerySet) -> Page:
@@ -37,6 +40,8 @@ def index(request: HttpRequest) -> HttpResponse:
         notes = notes.of_kind(kind)
     topic = None
     if slug := request.GET.get("topic", ""):
+        if not SLUG.fullmatch(slug):  # e.g. a NUL byte, which PostgreSQL would refuse
+            raise Http404("No such topic.")
         topic = get_object_or_404(Topic, slug=slug)
         notes = notes.in_topic(topic)
     page = _page(request, notes.with_marks())

@@ -51,7 +51,16 @@ def test_index_htmx_returns_only_the_list(client):
 
 @pytest.mark.parametrize(
     "params",
-    [{"topic": "no-such-topic"}, {"kind": "poem"}, {"page": "99"}, {"page": "x"}, {"page": "0"}],
+    [
+        {"topic": "no-such-topic"},
+        {"topic": "a\x00b"},
+        {"kind": "poem"},
+        {"kind": "\x00"},
+        {"page": "99"},
+        {"page": "x"},
+        {"page": "0"},
+        {"page": "\x00"},
+    ],
 )
 def test_index_bad_parameters_are_404(client, params):
     NoteFactory()
