@@ -1,0 +1,79 @@
+"""The widgets in a real browser: htmx swaps without a page load; plain forms without JavaScript."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def heatmap(page) -> str:
+    return page.locator("#w-attention-result table.heatmap tbody").inner_html()
+
+
+def test_attention_temperature_slider_changes_heatmap_without_page_load(page):
+    page.goto(reverse("widgets:attention"))
+    page.evaluate("window.__sameDocument = true")
+    before = heatmap(page)
+    slider = page.locator("#w-attention-temperature")
+    assert slider.get_attribute("type") == "range"
+    slider.focus()
+    with page.expect_response(lambda r: "/widgets/attention/?" in r.url and r.status == 200):
+        for _ in range(20):  # 20 × 0.05: τ from 1.00 to 2.00, as a learner drags it
+            page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "document.querySelector('#w-attention-result .widget-summary').textContent"
+        ".includes('τ = 2.00')"
+    )
+    after = heatmap(page)
+    assert after != before
+    assert page.locator("[data-readout-for='w-attention-temperature']").inner_text() == "2"
+    assert page.evaluate("window.__sameDocument") is True  # swapped in place, no navigation
+    assert page.locator("#w-attention-result td.row-sum").count() == 4
+    page.watch.assert_clean()
+
+
+def test_attention_bad_input_shows_the_400_fragment(page):
+    page.watch.allowed_statuses.add(400)
+    page.goto(reverse("widgets:attention"))
+    with page.expect_response(lambda r: "/widgets/attention/?" in r.url and r.status == 400):
+        page.locator("#w-attention-tokens").fill("65")
+    alert = page.locator("#w-attention-result .widget-errors")
+    alert.wait_for()
+    assert "tokens: Enter a whole number from 1 to 64." in alert.inner_text()
+    with page.expect_response(lambda r: "/widgets/attention/?" in r.url and r.status == 200):
+        page.locator("#w-attention-tokens").fill("5")
+    page.locator("#w-attention-result .widget-summary").wait_for()
+    assert "5 tokens" in page.locator("#w-attention-result .widget-summary").inner_text()
+    # Chromium logs every 4xx as a console error; that one expected 400 is the only one allowed.
+    expected = "Failed to load resource: the server responded with a status of 400 (Bad Request)"
+    assert page.watch.console_errors == [expected]
+    page.watch.console_errors.clear()
+    page.watch.assert_clean()
+
+
+def test_attention_without_javascript_still_answers(no_js_page):
+    no_js_page.goto(reverse("widgets:attention"))
+    no_js_page.locator("#w-attention-tokens").fill("3")
+    no_js_page.locator("#w-attention-causal").check()
+    no_js_page.locator("#w-attention form button[type=submit]").click()
+    no_js_page.wait_for_url("**/widgets/attention/?*")
+    assert "tokens=3" in no_js_page.url and "causal=on" in no_js_page.url
+    summary = no_js_page.locator(".widget-summary").inner_text()
+    assert summary.startswith("3 tokens at τ = 1.00")
+    assert no_js_page.locator("table.heatmap tbody tr").count() == 3
+    assert "−∞" in no_js_page.locator("table.matrix").nth(1).inner_text()
+
+
+def test_explorer_decodes_as_the_learner_types(page):
+    from courses.glossary import GLOSSARY
+    from courses.models import Symbol
+
+    Symbol.objects.bulk_create(Symbol(**entry) for entry in GLOSSARY)
+    page.goto(reverse("widgets:explorer"))
+    with page.expect_response(lambda r: "/widgets/explorer/?" in r.url and r.status == 200):
+        page.locator("#id_latex").fill(r"\sqrt{d_k}")
+    page.locator("#explorer-result .rendered-equation math").wait_for()
+    assert "square root" in page.locator("#explorer-result").inner_text()
+    page.watch.assert_clean()
