@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
@@ -98,6 +99,7 @@ class NoteAdmin(SimpleHistoryAdmin):
     actions = ["run_snippet_checks"]
     readonly_fields = ["published_at", "updated_at", "run_history"]
     history_list_display = ["title", "summary"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     fieldsets = [
         (None, {"fields": ["title", "slug", "date", "kind", "topics", "summary", "body"]}),
         ("Links", {"fields": ["written_up_in", "written_up_in_title", "part_of", "part_of_url"]}),
