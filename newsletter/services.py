@@ -328,7 +328,9 @@ def _backoff(attempts: int) -> int:
 
 
 def _lease_seconds() -> int:
-    return 2 * settings.NEWSLETTER_CHUNK_TIME_LIMIT
+    """Longer than the chunk task's hard time limit (2 × the budget): a live task never loses
+    its rows to another."""
+    return 2 * settings.NEWSLETTER_CHUNK_TIME_LIMIT + 10
 
 
 @dataclass

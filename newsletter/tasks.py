@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 @shared_task(
     bind=True,
     # The service stops itself after NEWSLETTER_CHUNK_TIME_LIMIT; these are only backstops.
-    soft_time_limit=settings.NEWSLETTER_CHUNK_TIME_LIMIT + 30,
+    soft_time_limit=settings.NEWSLETTER_CHUNK_TIME_LIMIT * 3 // 2,
     time_limit=settings.NEWSLETTER_CHUNK_TIME_LIMIT * 2,
 )
 def send_chunk(self, issue_id: int, first_id: int, last_id: int) -> None:
