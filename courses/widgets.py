@@ -7,8 +7,9 @@ fragments are ``Cache-Control: public`` (full pages carry the visitor's navigati
 so they are ``private``); both ``Vary: HX-Request``.
 
 Benchmark baseline: with the environment variable ``BENCH_NO_COMPUTE=1`` on the server, a
-request carrying ``_bench=canned`` validates its form as usual but reuses a result computed
-once per process for that query string, so only the computation is taken away (bench/widgets.py).
+request carrying ``_bench=canned`` validates its form as usual and builds the same tables and
+plots, but from numbers computed once per process for that query string: only the numpy work is
+taken away (bench/widgets.py).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ PAGE_MAX_AGE = 60
 
 
 def _num(x: float, digits: int = 3) -> str:
+    """A number for display: fixed digits, a true minus sign, no "−0.000", −∞ for masks."""
     if x == -math.inf:
         return "−∞"
     text = f"{x:.{digits}f}"
@@ -59,6 +61,16 @@ def _num(x: float, digits: int = 3) -> str:
 def heat_class(w: float) -> str:
     """One of ten CSS classes .heat-0 … .heat-9 for a weight in [0, 1] (CSP: no inline style)."""
     return f"heat-{min(9, max(0, int(w * 10)))}"
+
+
+def _cells(m: np.ndarray, digits: int) -> list[list[str]]:
+    """Every entry of m formatted like _num, fast: round first so −0.000 cannot appear."""
+    rounded = np.round(m, digits) + 0.0  # -0.0 + 0.0 is +0.0
+    spec = f".{digits}f"
+    rows = [[format(v, spec) for v in row] for row in rounded.tolist()]
+    if (m < 0).any():
+        rows = [[c.replace("-", "−").replace("inf", "∞") for c in row] for row in rows]
+    return rows
 
 
 def matrix_table(
@@ -81,15 +93,18 @@ def matrix_table(
     if row_sums is not None:
         out.append('<th scope="col">row sum</th>')
     out.append("</tr></thead><tbody>")
-    values = m[:, :shown].tolist()
-    for i, row in enumerate(values):
+    part = m[:, :shown]
+    cells = _cells(part, digits)
+    levels = np.clip((part * 10).astype(np.int64), 0, 9).tolist() if heat else None
+    sums = _cells(row_sums[:, None], 6) if row_sums is not None else None
+    for i, row in enumerate(cells):
         out.append(f'<tr><th scope="row">{i}</th>')
-        if heat:
-            out += [f'<td class="{heat_class(v)}">{_num(v, digits)}</td>' for v in row]
+        if levels is not None:
+            out += [f'<td class="heat-{h}">{c}</td>' for c, h in zip(row, levels[i], strict=True)]
         else:
-            out += [f"<td>{_num(v, digits)}</td>" for v in row]
-        if row_sums is not None:
-            out.append(f'<td class="row-sum">{_num(float(row_sums[i]), 6)}</td>')
+            out += [f"<td>{c}</td>" for c in row]
+        if sums is not None:
+            out.append(f'<td class="row-sum">{sums[i][0]}</td>')
         out.append("</tr>")
     out.append("</tbody></table></div>")
     return mark_safe("".join(out))  # noqa: S308 - numbers and escaped captions only
@@ -135,10 +150,9 @@ def line_plot(
     )
     for _label, css, values in series:
         n = len(values)
-        idx = np.unique(np.linspace(0, n - 1, min(n, 600)).astype(int))
-        xs = pad_l + pw * idx / max(1, x_max)
-        ys = y_of(values[idx])
-        points = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs.tolist(), ys.tolist(), strict=True))
+        idx = np.unique(np.linspace(0, n - 1, min(n, 400)).astype(int))
+        xy = np.round(np.stack([pad_l + pw * idx / max(1, x_max), y_of(values[idx])], 1), 1)
+        points = " ".join(f"{x},{y}" for x, y in xy.tolist())
         parts.append(f'<polyline class="{css}" fill="none" points="{points}"/>')
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 - numbers and an escaped title only
@@ -163,10 +177,12 @@ def bar_chart(values: list[float], labels: list[str], *, title: str) -> SafeStri
     return mark_safe("".join(parts))  # noqa: S308 - numbers and escaped labels only
 
 
-# --- computations: cleaned form data in, template context out ------------------------------
+# --- each widget: numbers (the numpy work, courses/kernels.py) then presentation ------------
+# The split lets the benchmark's baseline reuse the numbers while still building the same
+# tables and plots, so that "computation removed" removes exactly the computation.
 
 
-def compute_attention(d: dict) -> dict:
+def numbers_attention(d: dict) -> dict:
     T, d_k, d_v, tau = d["tokens"], d["d_k"], d["d_v"], d["temperature"]
     rng = np.random.default_rng(d["seed"])
     # Drawn in this order so that d_k = d_v = 8, 4 tokens, seed 0 gives the seed chapter's
@@ -179,16 +195,15 @@ def compute_attention(d: dict) -> dict:
     if mask is not None:
         scores = scores + mask
     out, weights = kernels.attention(Q, K, V, mask=mask, temperature=tau)
-    sums = weights.sum(axis=-1)
 
     # Why √d_k: mean row entropy of softmax(q·k / τ) with and without the divisor, as d_k grows.
     dims = sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, d_k} & set(range(1, MAX_DIM + 1)))
-    sweep_rng = np.random.default_rng(d["seed"])
-    causal = kernels.causal_mask(T) if d["causal"] else 0.0
+    # One draw at the widest d_k; each narrower d_k uses its first columns.
+    q_all, k_all = np.random.default_rng(d["seed"]).normal(size=(2, T, max(dims)))
+    causal = mask if mask is not None else 0.0
     entropy_rows = []
     for dim in dims:
-        q, k = sweep_rng.normal(size=(2, T, dim))
-        raw = q @ k.T
+        raw = q_all[:, :dim] @ k_all[:, :dim].T
         with_div = kernels.softmax(raw / math.sqrt(dim) + causal, temperature=tau)
         without = kernels.softmax(raw + causal, temperature=tau)
         entropy_rows.append(
@@ -200,6 +215,12 @@ def compute_attention(d: dict) -> dict:
                 "score_std": float(raw.std()),
             }
         )
+    return {"scores": scores, "weights": weights, "out": out, "entropy_rows": entropy_rows}
+
+
+def present_attention(d: dict, n: dict) -> dict:
+    T, d_k, d_v = d["tokens"], d["d_k"], d["d_v"]
+    sums = n["weights"].sum(axis=-1)
     return {
         "shapes": [
             ("Q", f"{T} × {d_k}"),
@@ -209,20 +230,20 @@ def compute_attention(d: dict) -> dict:
             ("weights = softmax(scores)", f"{T} × {T}"),
             ("output = weights V", f"{T} × {d_v}"),
         ],
-        "scores_table": matrix_table(scores, "Scores Q Kᵀ / √d_k / τ", digits=2),
+        "scores_table": matrix_table(n["scores"], "Scores Q Kᵀ / √d_k / τ", digits=2),
         "weights_table": matrix_table(
-            weights,
+            n["weights"],
             "Attention weights (darker = more weight); each row sums to 1",
             heat=True,
             row_sums=sums,
             css="matrix heatmap",
         ),
-        "output_table": matrix_table(out, "Output = weights · V", max_cols=16),
+        "output_table": matrix_table(n["out"], "Output = weights · V", max_cols=16),
         "row_sums_ok": bool(np.allclose(sums, 1.0)),
-        "entropy_rows": entropy_rows,
+        "entropy_rows": n["entropy_rows"],
         "max_entropy": math.log(T),
         "tokens": T,
-        "temperature": tau,
+        "temperature": d["temperature"],
         "typed": [name.upper() for name in ("q", "k", "v") if d.get(name) is not None],
     }
 
@@ -230,11 +251,15 @@ def compute_attention(d: dict) -> dict:
 SOFTMAX_SWEEP = (0.05, 0.2, 0.5, 1.0, 2.0, 5.0, 20.0)
 
 
-def compute_softmax(d: dict) -> dict:
+def numbers_softmax(d: dict) -> dict:
     x = np.array(d["logits"], dtype=np.float64)
-    tau = d["temperature"]
-    p = kernels.softmax(x, temperature=tau)
+    p = kernels.softmax(x, temperature=d["temperature"])
     sweep = kernels.softmax(x[None, :] / np.array(SOFTMAX_SWEEP)[:, None])
+    return {"x": x, "p": p, "sweep": sweep, "entropy": float(kernels.entropy(p))}
+
+
+def present_softmax(d: dict, n: dict) -> dict:
+    x, p, tau = n["x"], n["p"], d["temperature"]
     labels = [f"x{i}" for i in range(len(x))]
     return {
         "rows": [
@@ -242,14 +267,14 @@ def compute_softmax(d: dict) -> dict:
             for i, (v, q) in enumerate(zip(x.tolist(), p.tolist(), strict=True))
         ],
         "bars": bar_chart(p.tolist(), labels, title=f"softmax probabilities at τ = {tau:g}"),
-        "entropy": float(kernels.entropy(p)),
+        "entropy": n["entropy"],
         "max_entropy": math.log(len(x)),
         "argmax": int(np.argmax(x)),
         "top": float(p.max()),
         "temperature": tau,
         "sweep": [
             {"tau": t, "cells": [(_num(q, 3), heat_class(q)) for q in row]}
-            for t, row in zip(SOFTMAX_SWEEP, sweep.tolist(), strict=True)
+            for t, row in zip(SOFTMAX_SWEEP, n["sweep"].tolist(), strict=True)
         ],
         "labels": labels,
     }
@@ -263,17 +288,24 @@ def _stats(v: np.ndarray) -> dict[str, str]:
     }
 
 
-def compute_norms(d: dict) -> dict:
+def numbers_norms(d: dict) -> dict:
     x = np.array(d["x"], dtype=np.float64)
-    ln = kernels.layer_norm(x, gamma=d["gamma"], beta=d["beta"], eps=d["eps"])
-    rms = kernels.rms_norm(x, gamma=d["gamma"], eps=d["eps"])
+    return {
+        "x": x,
+        "ln": kernels.layer_norm(x, gamma=d["gamma"], beta=d["beta"], eps=d["eps"]),
+        "rms": kernels.rms_norm(x, gamma=d["gamma"], eps=d["eps"]),
+    }
+
+
+def present_norms(d: dict, n: dict) -> dict:
+    x, ln, rms = n["x"], n["ln"], n["rms"]
+    cols = _cells(np.stack([ln, rms], axis=1), 4)
     return {
         "rows": [
-            {"i": i, "x": _num(a, 3), "ln": _num(b, 4), "rms": _num(c, 4)}
-            for i, (a, b, c) in enumerate(zip(x.tolist(), ln.tolist(), rms.tolist(), strict=True))
+            {"i": i, "x": _num(a, 3), "ln": b, "rms": c}
+            for i, (a, (b, c)) in enumerate(zip(x.tolist(), cols, strict=True))
         ],
         "stats": {"x": _stats(x), "ln": _stats(ln), "rms": _stats(rms)},
-        "same_sign_pattern": bool(np.array_equal(np.sign(ln), np.sign(rms))),
         "centred": abs(float(x.mean())) < 1e-12,
     }
 
@@ -285,13 +317,18 @@ GRADIENTS: dict[str, Callable[[float], float]] = {
 TABLE_STEPS = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
 
-def compute_adam(d: dict) -> dict:
+def numbers_adam(d: dict) -> dict:
     grad = GRADIENTS[d["objective"]]
     args = {"lr": d["lr"], "beta1": d["beta1"], "beta2": d["beta2"], "eps": d["eps"]}
+    corrected, _m, _v = kernels.adam(grad, d["theta0"], d["steps"], **args)
+    raw, _m2, _v2 = kernels.adam(grad, d["theta0"], d["steps"], bias_correction=False, **args)
+    plain = kernels.sgd(grad, d["theta0"], d["steps"], d["lr"])
+    return {"corrected": corrected, "raw": raw, "plain": plain}
+
+
+def present_adam(d: dict, n: dict) -> dict:
     steps, theta0 = d["steps"], d["theta0"]
-    corrected, _m, _v = kernels.adam(grad, theta0, steps, **args)
-    raw, _m2, _v2 = kernels.adam(grad, theta0, steps, bias_correction=False, **args)
-    plain = kernels.sgd(grad, theta0, steps, d["lr"])
+    corrected, raw, plain = n["corrected"], n["raw"], n["plain"]
     sgd_diverged = len(plain) < steps + 1
     reach = max(abs(theta0), float(np.abs(corrected).max()), float(np.abs(raw).max()), 1e-3)
     y_hi = reach * 1.1
@@ -337,7 +374,7 @@ def compute_adam(d: dict) -> dict:
     }
 
 
-def compute_rope(d: dict) -> dict:
+def numbers_rope(d: dict) -> dict:
     d_k, base, heads = d["d_k"], d["base"], d["heads"]
     positions = np.array(d["positions"], dtype=np.float64)
     P = len(positions)
@@ -347,31 +384,34 @@ def compute_rope(d: dict) -> dict:
     qh, kh = q.reshape(heads, d_k)[0], k.reshape(heads, d_k)[0]
     rq = kernels.rope(np.broadcast_to(qh, (P, d_k)), positions, base)
     rk = kernels.rope(np.broadcast_to(kh, (P, d_k)), positions, base)
-    right = rq @ rk.T  # (P, P): ⟨rope(q, m), rope(k, n)⟩ for head 0
     # Wrong: rotate the whole d_model vector, then split; pairs (i, i + d_model/2) straddle heads.
     wq = kernels.rope(np.broadcast_to(q, (P, heads * d_k)), positions, base)
     wk = kernels.rope(np.broadcast_to(k, (P, heads * d_k)), positions, base)
-    wrong = wq[:, :d_k] @ wk[:, :d_k].T
-    plain = float(qh @ kh)
+    norms = np.linalg.norm(rq, axis=-1)
+    return {
+        "right": rq @ rk.T,  # (P, P): ⟨rope(q, m), rope(k, n)⟩ for head 0
+        "wrong": wq[:, :d_k] @ wk[:, :d_k].T,
+        "plain": float(qh @ kh),
+        "norm_q": float(np.linalg.norm(qh)),
+        "norm_spread": float(norms.max() - norms.min()),
+    }
+
+
+def present_rope(d: dict, n: dict) -> dict:
+    d_k, base, heads = d["d_k"], d["base"], d["heads"]
+    right, wrong = n["right"].tolist(), n["wrong"].tolist()
+    pos = [int(p) for p in d["positions"]]
     pairs = []
     by_offset: dict[int, list[tuple[float, float]]] = {}
-    pos = positions.astype(int).tolist()
-    for a in range(P):
-        for b in range(P):
-            if pos[b] < pos[a]:
+    for a, m in enumerate(pos):
+        for b, nn in enumerate(pos):
+            if nn < m:
                 continue
-            off = pos[b] - pos[a]
-            pairs.append(
-                {
-                    "m": pos[a],
-                    "n": pos[b],
-                    "offset": off,
-                    "right": _num(float(right[a, b]), 6),
-                    "wrong": _num(float(wrong[a, b]), 6),
-                }
-            )
-            by_offset.setdefault(off, []).append((float(right[a, b]), float(wrong[a, b])))
-    pairs.sort(key=lambda r: (r["offset"], r["m"]))
+            off = nn - m
+            r, w = right[a][b], wrong[a][b]
+            pairs.append({"m": m, "n": nn, "offset": off, "right": _num(r, 6), "wrong": _num(w, 6)})
+            by_offset.setdefault(off, []).append((r, w))
+    pairs.sort(key=lambda row: (row["offset"], row["m"]))
     offsets = [
         {
             "offset": off,
@@ -381,18 +421,21 @@ def compute_rope(d: dict) -> dict:
         }
         for off, vals in sorted(by_offset.items())
     ]
-    norms = np.linalg.norm(rq, axis=-1)
     return {
-        "pairs": pairs[:136],
+        "pairs": pairs,
         "offsets": offsets,
-        "plain": _num(plain, 6),
-        "norm_q": _num(float(np.linalg.norm(qh)), 6),
-        "norm_spread": f"{float(norms.max() - norms.min()):.1e}",
+        "plain": _num(n["plain"], 6),
+        "norm_q": _num(n["norm_q"], 6),
+        "norm_spread": f"{n['norm_spread']:.1e}",
         "d_model": heads * d_k,
         "heads": heads,
         "d_k": d_k,
         "freqs": [_num(float(base ** (-2 * i / d_k)), 5) for i in range(min(d_k // 2, 8))],
     }
+
+
+def compute_attention(d: dict) -> dict:
+    return present_attention(d, numbers_attention(d))
 
 
 # --- the widgets and their views --------------------------------------------------------------
@@ -404,7 +447,11 @@ class Widget:
     title: str
     summary: str
     form: type[forms.Form]
-    compute: Callable[[dict], dict]
+    numbers: Callable[[dict], dict]  # the numpy work
+    present: Callable[[dict, dict], dict]  # tables, plots and text from those numbers
+
+    def compute(self, data: dict) -> dict:
+        return self.present(data, self.numbers(data))
 
     @property
     def template(self) -> str:
@@ -423,35 +470,40 @@ WIDGETS: dict[str, Widget] = {
             "Scaled dot-product attention",
             "Scores, a weight heatmap with row sums, the output, every shape, and why √d_k.",
             AttentionForm,
-            compute_attention,
+            numbers_attention,
+            present_attention,
         ),
         Widget(
             "softmax",
             "Softmax with temperature",
             "Move τ from near 0 to large and watch argmax turn into uniform.",
             SoftmaxForm,
-            compute_softmax,
+            numbers_softmax,
+            present_softmax,
         ),
         Widget(
             "norms",
             "Layer norm vs RMS norm",
             "One vector through both; compare their means and spreads.",
             NormsForm,
-            compute_norms,
+            numbers_norms,
+            present_norms,
         ),
         Widget(
             "adam",
             "Adam, step by step",
             "θ over steps with and without bias correction, next to plain SGD.",
             AdamForm,
-            compute_adam,
+            numbers_adam,
+            present_adam,
         ),
         Widget(
             "rope",
             "RoPE: only the offset matters",
             "Scores depend on n − m only — unless you rotate before the head split.",
             RopeForm,
-            compute_rope,
+            numbers_rope,
+            present_rope,
         ),
     )
 }
@@ -523,8 +575,8 @@ def run_widget(widget: Widget, request: HttpRequest | None, uid: str) -> tuple[d
         if canned:
             cache_key = (widget.key, raw)
             if cache_key not in _CANNED:
-                _CANNED[cache_key] = widget.compute(form.cleaned_data)
-            context["result"] = _CANNED[cache_key]
+                _CANNED[cache_key] = widget.numbers(form.cleaned_data)
+            context["result"] = widget.present(form.cleaned_data, _CANNED[cache_key])
         else:
             context["result"] = widget.compute(form.cleaned_data)
     except ValueError as exc:  # the kernels refuse input they cannot compute honestly
