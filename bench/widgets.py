@@ -1,0 +1,173 @@
+"""Benchmark the widget endpoints and the kernels.
+
+1. Requests per second of each widget fragment (htmx GET) under gunicorn on loopback, side by side
+   with the same endpoint with the computation removed. The baseline is the same server process
+   started with ``BENCH_NO_COMPUTE=1`` and the same URL plus ``_bench=canned``: the request goes
+   through the same middleware, the same form validation and renders the same template with the
+   same result, which the view computed once per worker process for that query string and then
+   reuses (courses/widgets.py). Only the numpy work and building the result tables/SVG is gone.
+   Rounds alternate compute / baseline per endpoint so that background load hits both alike.
+2. The time of each kernel at its largest allowed input, in this process.
+
+Run from the repository root:  .venv/bin/python bench/widgets.py [--rounds 5] [--seconds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._load import Gunicorn, run_load, summary  # noqa: E402
+
+# (label, path, query): defaults as a learner first sees them, and the largest allowed inputs.
+ENDPOINTS = [
+    ("attention (defaults: 4 tokens, d=8)", "/widgets/attention/", {}),
+    (
+        "attention (largest: 64 tokens, d_k=d_v=256, causal)",
+        "/widgets/attention/",
+        {"tokens": 64, "d_k": 256, "d_v": 256, "causal": "on", "temperature": 0.5},
+    ),
+    ("softmax (defaults)", "/widgets/softmax/", {}),
+    ("softmax (largest: 32 logits)", "/widgets/softmax/", {"logits": " ".join(["1.5"] * 32)}),
+    ("norms (defaults)", "/widgets/norms/", {}),
+    (
+        "norms (largest: 256 entries)",
+        "/widgets/norms/",
+        {"x": " ".join(str(i) for i in range(256))},
+    ),
+    ("adam (defaults: 200 steps)", "/widgets/adam/", {}),
+    ("adam (largest: 5,000 steps, θ⁴)", "/widgets/adam/", {"steps": 5000, "objective": "quartic"}),
+    ("rope (defaults)", "/widgets/rope/", {}),
+    (
+        "rope (largest: d_k=256, 16 positions)",
+        "/widgets/rope/",
+        {"d_k": 256, "heads": 1, "positions": " ".join(str(i * 7) for i in range(16))},
+    ),
+]
+
+
+def kernel_cases():
+    import numpy as np
+
+    from courses import kernels
+
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.normal(size=(3, 64, 256))
+    mask = kernels.causal_mask(64)
+    x = rng.normal(size=256)
+    q = rng.normal(size=(16, 256))
+    return {
+        "attention 64×256, causal": lambda: kernels.attention(Q, K, V, mask=mask, temperature=0.5),
+        "softmax 256 logits, τ=0.01": lambda: kernels.softmax(x, temperature=0.01),
+        "layer_norm 256": lambda: kernels.layer_norm(x, gamma=2.0, beta=1.0),
+        "rms_norm 256": lambda: kernels.rms_norm(x, gamma=2.0),
+        "adam 5,000 steps (θ²)": lambda: kernels.adam(lambda t: 2.0 * t, 3.0, 5000, lr=0.1),
+        "adam 5,000 steps (θ⁴)": lambda: kernels.adam(lambda t: 4.0 * t * t * t, 3.0, 5000, lr=0.1),
+        "rope 64×256": lambda: kernels.rope(Q),
+        "rope 16 positions × 256": lambda: kernels.rope(q, np.arange(16) * 7.0),
+    }
+
+
+def bench_kernels(runs: int, calls: int) -> list[tuple[str, list[float]]]:
+    out = []
+    for name, fn in kernel_cases().items():
+        fn()  # warm up
+        per_run = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            per_run.append(1000 * (time.perf_counter() - t0) / calls)
+        out.append((name, per_run))
+    return out
+
+
+def prepare(var_dir: Path, env: dict[str, str]) -> None:
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--no-input", "-v0"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        check=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--port", type=int, default=8111)
+    parser.add_argument("--skip-http", action="store_true")
+    args = parser.parse_args()
+
+    print("Kernels at their largest allowed input")
+    print("(ms per call; median (min–max) of 7 runs, each the mean of 20 calls)")
+    for name, times in bench_kernels(runs=7, calls=20):
+        mark = "ok" if statistics.median(times) < 5 else "OVER 5 ms"
+        print(f"  {name:<32} {summary([t for t in times]):>24}  {mark}")
+    if args.skip_http:
+        return
+
+    var_dir = ROOT / "var" / "bench-widgets"
+    env = {
+        "VAR_DIR": str(var_dir),
+        "DATABASE_URL": f"sqlite:///{var_dir / 'db.sqlite3'}",
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(60),
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "SECURE_SSL_REDIRECT": "0",
+        "BENCH_NO_COMPUTE": "1",
+        "LOG_LEVEL": "ERROR",
+        "REDIS_URL": "",
+        # Two workers on two cores: one BLAS thread each, so small matmuls never oversubscribe.
+        "OPENBLAS_NUM_THREADS": "1",
+    }
+    prepare(var_dir, env)
+    print(
+        f"\nWidget fragments under gunicorn (2 gthread workers × 4 threads) on 127.0.0.1:"
+        f"{args.port}; {args.threads} keep-alive client threads, {args.seconds:g} s per run, "
+        f"{args.rounds} rounds; requests/s median (min–max)"
+    )
+    print(f"  {'endpoint':<52} {'compute':>22} {'baseline':>22} {'ratio':>16}")
+    ok = True
+    with Gunicorn(args.port, env=env):
+        for label, path, query in ENDPOINTS:
+            url = path + ("?" + urlencode(query) if query else "")
+            canned = url + ("&" if query else "?") + "_bench=canned"
+            # Warm both (imports, the canned result) before timing.
+            run_load(
+                args.port, [url, canned], seconds=0.5, threads=2, headers={"HX-Request": "true"}
+            )
+            real, base = [], []
+            statuses = set()
+            for _ in range(args.rounds):
+                for target, bucket in ((url, real), (canned, base)):
+                    r = run_load(
+                        args.port, [target], seconds=args.seconds, threads=args.threads,
+                        headers={"HX-Request": "true"},
+                    )  # fmt: skip
+                    statuses |= set(r.statuses)
+                    bucket.append(r.rps)
+            ratios = [a / b for a, b in zip(real, base, strict=True)]
+            ratio = statistics.median(ratios)
+            ok &= ratio >= 0.8
+            flag = "" if statuses == {200} else f"  statuses {sorted(statuses)}!"
+            print(
+                f"  {label:<52} {summary(real):>22} {summary(base):>22} "
+                f"{ratio:>5.2f} ({min(ratios):.2f}–{max(ratios):.2f}){flag}"
+            )
+    print("\nall endpoints ≥ 0.8× baseline" if ok else "\nSOME ENDPOINT BELOW 0.8× baseline")
+
+
+if __name__ == "__main__":
+    main()
