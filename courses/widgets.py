@@ -198,23 +198,24 @@ def numbers_attention(d: dict) -> dict:
 
     # Why √d_k: mean row entropy of softmax(q·k / τ) with and without the divisor, as d_k grows.
     dims = sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, d_k} & set(range(1, MAX_DIM + 1)))
-    # One draw at the widest d_k; each narrower d_k uses its first columns.
+    # One draw at the widest d_k; each narrower d_k uses its first columns. All softmaxes of
+    # the sweep run as one batched call over a (2, len(dims), T, T) array.
     q_all, k_all = np.random.default_rng(d["seed"]).normal(size=(2, T, max(dims)))
-    causal = mask if mask is not None else 0.0
-    entropy_rows = []
-    for dim in dims:
-        raw = q_all[:, :dim] @ k_all[:, :dim].T
-        with_div = kernels.softmax(raw / math.sqrt(dim) + causal, temperature=tau)
-        without = kernels.softmax(raw + causal, temperature=tau)
-        entropy_rows.append(
-            {
-                "d_k": dim,
-                "current": dim == d_k,
-                "with": float(kernels.entropy(with_div).mean()),
-                "without": float(kernels.entropy(without).mean()),
-                "score_std": float(raw.std()),
-            }
-        )
+    raw = np.stack([q_all[:, :dim] @ k_all[:, :dim].T for dim in dims])
+    scale = np.sqrt(np.array(dims, dtype=np.float64))[:, None, None]
+    both = np.stack([raw / scale, raw]) + (mask if mask is not None else 0.0)
+    ent = kernels.entropy(kernels.softmax(both, temperature=tau)).mean(axis=-1)  # (2, dims)
+    spread = raw.reshape(len(dims), -1).std(axis=1)
+    entropy_rows = [
+        {
+            "d_k": dim,
+            "current": dim == d_k,
+            "with": float(ent[0, i]),
+            "without": float(ent[1, i]),
+            "score_std": float(spread[i]),
+        }
+        for i, dim in enumerate(dims)
+    ]
     return {"scores": scores, "weights": weights, "out": out, "entropy_rows": entropy_rows}
 
 
