@@ -7,4 +7,6 @@ class CoursesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401 - connects the login merge of anonymous progress
+        from . import signals  # connects the login merge of anonymous progress
+
+        signals.connect_cache_invalidation()

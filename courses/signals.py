@@ -1,9 +1,13 @@
-"""Derived data only: an anonymous session's progress follows its owner into their account."""
+"""Derived data only: anonymous progress follows its owner into their account; cached chapter
+pages are invalidated when what they show is edited."""
 
 from __future__ import annotations
 
 from django.contrib.auth.signals import user_logged_in
+from django.db.models import Q
+from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import receiver
+from django.utils import timezone
 
 from .progress import ANON_KEY
 from .services import merge_anonymous_progress
@@ -18,3 +22,94 @@ def merge_on_login(sender, request, user, **kwargs) -> None:
     anon_key = session.pop(ANON_KEY, None)
     if isinstance(anon_key, str) and anon_key:
         merge_anonymous_progress(anon_key=anon_key, user_id=user.pk)
+
+
+# --- cache invalidation -------------------------------------------------------------------
+# A chapter page's article is cached under its chapter's and course's ``updated_at``
+# (views._body_cache_key). Every edit of something the article shows moves those times, with
+# plain UPDATEs (which send no signals, so nothing loops).
+
+
+def _touch(chapters) -> None:
+    from .models import Chapter
+
+    Chapter.objects.filter(pk__in=chapters.values("pk")).update(updated_at=timezone.now())
+
+
+def _chapter_changed(sender, instance, **kwargs) -> None:
+    from .models import Chapter, Course
+
+    now = timezone.now()
+    Course.objects.filter(pk=instance.course_id).update(updated_at=now)  # previous/next links
+    Chapter.objects.filter(Q(prerequisites=instance.pk) | Q(related_chapters=instance.pk)).update(
+        updated_at=now
+    )
+
+
+def _child_changed(sender, instance, **kwargs) -> None:
+    from notebook.models import Note
+
+    from .models import Chapter, Choice, EquationPart, Symbol
+
+    if isinstance(instance, EquationPart):
+        chapters = Chapter.objects.filter(equations=instance.equation_id)
+    elif isinstance(instance, Choice):
+        chapters = Chapter.objects.filter(questions=instance.question_id)
+    elif isinstance(instance, Symbol):
+        chapters = Chapter.objects.filter(chapter_symbols__symbol=instance.pk)
+    elif isinstance(instance, Note):
+        chapters = Chapter.objects.filter(related_notes=instance.pk)
+    else:  # Equation, CodeListing, Question, ChapterSymbol
+        chapters = Chapter.objects.filter(pk=instance.chapter_id)
+    _touch(chapters)
+
+
+def _links_changed(sender, instance, pk_set, action, **kwargs) -> None:
+    from .models import Chapter
+
+    if action not in {"post_add", "post_remove", "post_clear"}:
+        return
+    ids = {instance.pk} if isinstance(instance, Chapter) else set()
+    if kwargs.get("model") is Chapter and pk_set:
+        ids |= set(pk_set)
+    if ids:
+        Chapter.objects.filter(pk__in=ids).update(updated_at=timezone.now())
+
+
+def connect_cache_invalidation() -> None:
+    from notebook.models import Note
+
+    from .models import (
+        Chapter,
+        ChapterSymbol,
+        Choice,
+        CodeListing,
+        Equation,
+        EquationPart,
+        Question,
+        Symbol,
+    )
+
+    for signal in (post_save, post_delete):
+        signal.connect(_chapter_changed, sender=Chapter, dispatch_uid=f"courses-ch-{signal}")
+        for model in (
+            ChapterSymbol,
+            Choice,
+            CodeListing,
+            Equation,
+            EquationPart,
+            Question,
+            Symbol,
+            Note,
+        ):
+            signal.connect(
+                _child_changed, sender=model, dispatch_uid=f"courses-{model.__name__}-{signal}"
+            )
+    for through in (
+        Chapter.prerequisites.through,
+        Chapter.related_chapters.through,
+        Chapter.related_notes.through,
+    ):
+        m2m_changed.connect(
+            _links_changed, sender=through, dispatch_uid=f"courses-m2m-{through.__name__}"
+        )

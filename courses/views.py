@@ -6,15 +6,21 @@ htmx requests get the matching partial of the same template (``chapter.html#chec
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
+from django.core.cache import cache
 from django.db.models import Count, Prefetch
 from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from . import services
@@ -33,6 +39,7 @@ from .models import (
 from .progress import Learner, current_learner
 
 CHAPTER_TEMPLATE = "courses/chapter.html"
+ARTICLE_TEMPLATE = "courses/_chapter.html"
 
 
 def _progress_by_chapter(learner: Learner | None, **filters) -> dict[int, ChapterProgress]:
@@ -97,7 +104,7 @@ def course_detail(request: HttpRequest, course_slug: str) -> HttpResponse:
 def _visible_chapter(request: HttpRequest, course_slug: str, chapter_slug: str) -> Chapter:
     """The chapter for reading: staff also see unpublished ones (preview); 404 otherwise."""
     return get_object_or_404(
-        Chapter.objects.for_page().visible_to(request.user),
+        Chapter.objects.select_related("course").visible_to(request.user),
         course__slug=course_slug,
         slug=chapter_slug,
     )
@@ -113,10 +120,39 @@ def _published_chapter(course_slug: str, chapter_slug: str) -> Chapter | None:
     )
 
 
+@dataclass(frozen=True)
+class LearnerState:
+    """All a chapter page shows about its reader: the cache key's learner part."""
+
+    signed_in: bool
+    done: frozenset[int]
+    progress: ChapterProgress | None
+
+    @classmethod
+    def read(cls, request: HttpRequest, learner: Learner | None, chapter: Chapter) -> LearnerState:
+        done = frozenset(
+            QuizAttempt.objects.for_learner(learner)
+            .correct()
+            .filter(question__chapter=chapter)
+            .values_list("question_id", flat=True)
+            .distinct()
+        )
+        progress = ChapterProgress.objects.for_learner(learner).filter(chapter=chapter).first()
+        return cls(request.user.is_authenticated, done, progress)
+
+    def key(self) -> str:
+        progress = self.progress
+        finished = (
+            progress.finished_at.date().isoformat() if progress and progress.finished_at else ""
+        )
+        passed = bool(progress and progress.check_passed_at)
+        raw = f"{self.signed_in}|{sorted(self.done)}|{passed}|{finished}"
+        return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
 def _chapter_context(
-    request: HttpRequest,
     chapter: Chapter,
-    learner: Learner | None,
+    state: LearnerState,
     *,
     check_form: CheckForm | None = None,
     check_results: list[services.AnswerResult] = (),
@@ -141,12 +177,7 @@ def _chapter_context(
         equation.label_error = _first_error(form) if form is not None and form.errors else ""
         equation.label_score = sum(1 for r in results.values() if r.correct)
     questions = list(chapter.questions.all())
-    done = set(
-        QuizAttempt.objects.for_learner(learner)
-        .correct()
-        .filter(question__chapter=chapter)
-        .values_list("question_id", flat=True)
-    )
+    done = state.done
     picked = check_form.selected() if check_form else {}
     results = {r.question.pk: r for r in check_results}
     for number, question in enumerate(questions, start=1):
@@ -154,7 +185,6 @@ def _chapter_context(
         question.done = question.pk in done
         question.selected = picked.get(question.pk)
         question.result = results.get(question.pk)
-    progress = ChapterProgress.objects.for_learner(learner).filter(chapter=chapter).first()
     siblings = list(Chapter.objects.published().filter(course=course).only("slug", "title"))
     for sibling in siblings:
         sibling.course = course
@@ -175,7 +205,8 @@ def _chapter_context(
         "done_count": sum(1 for q in questions if q.done),
         "check_error": _first_error(check_form) if check_form is not None else "",
         "check_answered": bool(check_results),
-        "progress": progress,
+        "progress": state.progress,
+        "signed_in": state.signed_in,
         "finish_error": finish_error,
         "previous_chapter": previous_chapter,
         "next_chapter": next_chapter,
@@ -209,8 +240,16 @@ def _first_error(form) -> str:
 def _render_chapter(
     request: HttpRequest, partial: str, context: dict, *, status: int = 200
 ) -> HttpResponse:
-    template = f"{CHAPTER_TEMPLATE}#{partial}" if request.htmx else CHAPTER_TEMPLATE
-    return render(request, template, context, status=status)
+    """The fragment for htmx, else the whole page (forms work with JavaScript off)."""
+    if request.htmx:
+        return render(request, f"{ARTICLE_TEMPLATE}#{partial}", context, status=status)
+    body = render_to_string(ARTICLE_TEMPLATE, context, request)
+    return _page(request, context["chapter"], body, status=status)
+
+
+def _page(request: HttpRequest, chapter: Chapter, body: str, *, status: int = 200):
+    context = {"chapter": chapter, "course": chapter.course, "body": mark_safe(body)}  # noqa: S308
+    return render(request, CHAPTER_TEMPLATE, context, status=status)
 
 
 def _refused(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
@@ -219,13 +258,38 @@ def _refused(request: HttpRequest, message: str, *, status: int) -> HttpResponse
     return render(request, template, {"message": message}, status=status)
 
 
+# The article part of a chapter page is cached per content version and learner state. Its
+# CSRF inputs carry a placeholder, replaced by the reader's own token on the way out.
+BODY_TTL = 60 * 60
+CSRF_PLACEHOLDER = "csrf-token-placeholder-5be1"
+_ARTICLE_FINGERPRINT = hashlib.sha256(
+    (Path(__file__).parent / "templates" / ARTICLE_TEMPLATE).read_bytes()
+).hexdigest()[:12]
+
+
+def _body_cache_key(chapter: Chapter, state: LearnerState) -> str:
+    """Changes whenever the chapter, anything in it, its course or what it links to changes:
+    ``signals.py`` moves ``updated_at`` of the chapters and course concerned on every edit."""
+    version = f"{chapter.updated_at.timestamp()}:{chapter.course.updated_at.timestamp()}"
+    return f"courses:chapter:{_ARTICLE_FINGERPRINT}:{chapter.pk}:{version}:{state.key()}"
+
+
 @require_GET
 def chapter_detail(request: HttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse:
     chapter = _visible_chapter(request, course_slug, chapter_slug)
     learner = current_learner(request)
+    state = LearnerState.read(request, learner, chapter)
     if learner is not None and chapter.is_visible:
         services.record_visit(learner=learner, chapter=chapter)
-    return render(request, CHAPTER_TEMPLATE, _chapter_context(request, chapter, learner))
+    key = _body_cache_key(chapter, state)
+    body = cache.get(key)
+    if body is None:
+        full = Chapter.objects.for_page().get(pk=chapter.pk)
+        context = {**_chapter_context(full, state), "csrf_token": CSRF_PLACEHOLDER}
+        body = render_to_string(ARTICLE_TEMPLATE, context, request)
+        cache.set(key, body, BODY_TTL)
+    body = body.replace(CSRF_PLACEHOLDER, get_token(request))
+    return _page(request, chapter, body)
 
 
 NOT_PUBLISHED = "This chapter is not published, so nothing can be saved for it."
@@ -239,14 +303,15 @@ def check_answers(request: HttpRequest, course_slug: str, chapter_slug: str) -> 
         return _refused(request, NOT_PUBLISHED, status=404)
     form = CheckForm(request.POST, questions=list(chapter.questions.all()))
     if not form.is_valid():
-        learner = current_learner(request)
-        context = _chapter_context(request, chapter, learner, check_form=form)
+        state = LearnerState.read(request, current_learner(request), chapter)
+        context = _chapter_context(chapter, state, check_form=form)
         return _render_chapter(request, "check_section", context, status=400)
     learner = current_learner(request, create=True)
     results = services.answer_questions(
         learner=learner, chapter=chapter, answers=form.cleaned_data["answers"]
     )
-    context = _chapter_context(request, chapter, learner, check_form=form, check_results=results)
+    state = LearnerState.read(request, learner, chapter)
+    context = _chapter_context(chapter, state, check_form=form, check_results=results)
     return _render_chapter(request, "check_section", context)
 
 
@@ -265,9 +330,8 @@ def label_parts(
     if not form.parts:
         return _refused(request, "This equation has no parts to label.", status=400)
     if not form.is_valid():
-        context = _chapter_context(
-            request, chapter, current_learner(request), label_forms={equation.pk: form}
-        )
+        state = LearnerState.read(request, current_learner(request), chapter)
+        context = _chapter_context(chapter, state, label_forms={equation.pk: form})
         context["equation"] = next(e for e in context["equations"] if e.pk == equation.pk)
         return _render_chapter(request, "label_form", context, status=400)
     learner = current_learner(request, create=True)
@@ -276,9 +340,8 @@ def label_parts(
         learner=learner, equation=equation, roles=form.cleaned_data["roles"]
     )
     context = _chapter_context(
-        request,
         chapter,
-        learner,
+        LearnerState.read(request, learner, chapter),
         label_forms={equation.pk: form},
         label_results={equation.pk: results},
     )
@@ -294,13 +357,13 @@ def finish_chapter(request: HttpRequest, course_slug: str, chapter_slug: str) ->
         return _refused(request, NOT_PUBLISHED, status=404)
     form = FinishForm(request.POST)
     if not form.is_valid():
-        context = _chapter_context(
-            request, chapter, current_learner(request), finish_error=_first_error(form)
-        )
+        state = LearnerState.read(request, current_learner(request), chapter)
+        context = _chapter_context(chapter, state, finish_error=_first_error(form))
         return _render_chapter(request, "finish_box", context, status=400)
     learner = current_learner(request, create=True)
     services.set_finished(learner=learner, chapter=chapter, finished=form.cleaned_data["finished"])
-    return _render_chapter(request, "finish_box", _chapter_context(request, chapter, learner))
+    context = _chapter_context(chapter, LearnerState.read(request, learner, chapter))
+    return _render_chapter(request, "finish_box", context)
 
 
 @require_GET

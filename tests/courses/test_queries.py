@@ -77,3 +77,30 @@ def test_home_course_list_queries_do_not_grow(client, django_assert_num_queries)
         build_course(2)
     with django_assert_num_queries(expected):
         client.get(reverse("home"))
+
+
+@pytest.mark.parametrize("signed_in", [False, True])
+def test_chapter_page_queries_do_not_grow_on_cache_miss(
+    client, learner, django_assert_num_queries, signed_in
+):
+    from django.core.cache import cache
+
+    if signed_in:
+        client.force_login(learner)
+    user = learner if signed_in else None
+    small = build_course(1, user=user)
+    client.get(small.get_absolute_url())  # first visit writes its progress row
+    cache.clear()
+    expected = count_queries_uncached(client, small.get_absolute_url())
+    reset()
+    big = build_course(50, user=user)
+    client.get(big.get_absolute_url())
+    cache.clear()
+    with django_assert_num_queries(expected):
+        client.get(big.get_absolute_url())
+
+
+def count_queries_uncached(client, url: str) -> int:
+    with CaptureQueriesContext(connection) as ctx:
+        assert client.get(url).status_code == 200
+    return len(ctx.captured_queries)
