@@ -205,6 +205,11 @@ class Chapter(models.Model):
             "courses:chapter", kwargs={"course_slug": self.course.slug, "chapter_slug": self.slug}
         )
 
+    @staticmethod
+    def public_version_key(course_slug: str, chapter_slug: str) -> str:
+        """Cache key of a published chapter's version, as the anonymous page path reads it."""
+        return f"courses:version:{course_slug}/{chapter_slug}"
+
     @property
     def is_visible(self) -> bool:
         return self.published and self.course.published

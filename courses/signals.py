@@ -4,6 +4,7 @@ pages are invalidated when what they show is edited."""
 from __future__ import annotations
 
 from django.contrib.auth.signals import user_logged_in
+from django.core.cache import cache
 from django.db.models import Q
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import receiver
@@ -34,6 +35,15 @@ def _touch(chapters) -> None:
     from .models import Chapter
 
     Chapter.objects.filter(pk__in=chapters.values("pk")).update(updated_at=timezone.now())
+    _forget_versions(chapters)
+
+
+def _forget_versions(chapters) -> None:
+    """Drop the cached versions the anonymous page path reads (views._public_page)."""
+    from .models import Chapter
+
+    slugs = chapters.values_list("course__slug", "slug")
+    cache.delete_many([Chapter.public_version_key(course, chapter) for course, chapter in slugs])
 
 
 def _chapter_changed(sender, instance, **kwargs) -> None:
@@ -41,9 +51,11 @@ def _chapter_changed(sender, instance, **kwargs) -> None:
 
     now = timezone.now()
     Course.objects.filter(pk=instance.course_id).update(updated_at=now)  # previous/next links
-    Chapter.objects.filter(Q(prerequisites=instance.pk) | Q(related_chapters=instance.pk)).update(
-        updated_at=now
-    )
+    citing = Chapter.objects.filter(Q(prerequisites=instance.pk) | Q(related_chapters=instance.pk))
+    citing.update(updated_at=now)
+    _forget_versions(Chapter.objects.filter(Q(course=instance.course_id) | Q(pk__in=citing)))
+    for course_slug in Course.objects.filter(pk=instance.course_id).values_list("slug", flat=True):
+        cache.delete(Chapter.public_version_key(course_slug, instance.slug))  # even if unpublished
 
 
 def _child_changed(sender, instance, **kwargs) -> None:
@@ -73,7 +85,7 @@ def _links_changed(sender, instance, pk_set, action, **kwargs) -> None:
     if kwargs.get("model") is Chapter and pk_set:
         ids |= set(pk_set)
     if ids:
-        Chapter.objects.filter(pk__in=ids).update(updated_at=timezone.now())
+        _touch(Chapter.objects.filter(pk__in=ids))
 
 
 def connect_cache_invalidation() -> None:

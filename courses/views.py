@@ -10,14 +10,15 @@ import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
+from functools import cache as cache_function
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
-from django.template.loader import render_to_string
+from django.template.loader import get_template, render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
@@ -130,6 +131,8 @@ class LearnerState:
 
     @classmethod
     def read(cls, request: HttpRequest, learner: Learner | None, chapter: Chapter) -> LearnerState:
+        if learner is None:  # a reader who has never answered anything
+            return cls(request.user.is_authenticated, frozenset(), None)
         done = frozenset(
             QuizAttempt.objects.for_learner(learner)
             .correct()
@@ -258,29 +261,35 @@ def _refused(request: HttpRequest, message: str, *, status: int) -> HttpResponse
     return render(request, template, {"message": message}, status=status)
 
 
-# The article part of a chapter page is cached per content version and learner state. Its
-# CSRF inputs carry a placeholder, replaced by the reader's own token on the way out.
+# The article part of a chapter page is cached per content version and learner state; for a
+# reader with no session at all (most visitors) the whole page is. CSRF inputs carry a
+# placeholder, replaced by the reader's own token on the way out.
 BODY_TTL = 60 * 60
+PUBLIC_VERSION_TTL = 5
 CSRF_PLACEHOLDER = "csrf-token-placeholder-5be1"
-_ARTICLE_FINGERPRINT = hashlib.sha256(
-    (Path(__file__).parent / "templates" / ARTICLE_TEMPLATE).read_bytes()
-).hexdigest()[:12]
+PAGE_TEMPLATES = (ARTICLE_TEMPLATE, CHAPTER_TEMPLATE, "base.html", "newsletter/_box.html")
+
+
+@cache_function
+def _templates_fingerprint() -> str:
+    """Changes when a template of the page changes, so a deploy never serves old markup."""
+    sources = "".join(get_template(name).template.source for name in PAGE_TEMPLATES)
+    return hashlib.sha256(sources.encode()).hexdigest()[:12]
 
 
 def _body_cache_key(chapter: Chapter, state: LearnerState) -> str:
     """Changes whenever the chapter, anything in it, its course or what it links to changes:
     ``signals.py`` moves ``updated_at`` of the chapters and course concerned on every edit."""
-    version = f"{chapter.updated_at.timestamp()}:{chapter.course.updated_at.timestamp()}"
-    return f"courses:chapter:{_ARTICLE_FINGERPRINT}:{chapter.pk}:{version}:{state.key()}"
+    return _cache_key(chapter.pk, chapter.updated_at, chapter.course.updated_at, state.key())
 
 
-@require_GET
-def chapter_detail(request: HttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse:
-    chapter = _visible_chapter(request, course_slug, chapter_slug)
-    learner = current_learner(request)
-    state = LearnerState.read(request, learner, chapter)
-    if learner is not None and chapter.is_visible:
-        services.record_visit(learner=learner, chapter=chapter)
+def _cache_key(pk: int, updated: datetime, course_updated: datetime, state_key: str) -> str:
+    version = f"{updated.timestamp()}:{course_updated.timestamp()}"
+    return f"courses:chapter:{_templates_fingerprint()}:{pk}:{version}:{state_key}"
+
+
+def _article(request: HttpRequest, chapter: Chapter, state: LearnerState) -> str:
+    """The chapter's article with CSRF placeholders, from the cache when possible."""
     key = _body_cache_key(chapter, state)
     body = cache.get(key)
     if body is None:
@@ -288,7 +297,69 @@ def chapter_detail(request: HttpRequest, course_slug: str, chapter_slug: str) ->
         context = {**_chapter_context(full, state), "csrf_token": CSRF_PLACEHOLDER}
         body = render_to_string(ARTICLE_TEMPLATE, context, request)
         cache.set(key, body, BODY_TTL)
-    body = body.replace(CSRF_PLACEHOLDER, get_token(request))
+    return body
+
+
+def _sessionless(request: HttpRequest) -> bool:
+    """A reader with no session and no pending message: every such reader sees the same page."""
+    return (
+        not request.user.is_authenticated
+        and settings.SESSION_COOKIE_NAME not in request.COOKIES
+        and "messages" not in request.COOKIES
+    )
+
+
+def _public_page(request: HttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse | None:
+    """The whole page for a reader with no session; None if there is no such published page.
+
+    The chapter's version (id and times) is itself cached for a few seconds, so a cache hit
+    needs no database at all. Edits delete that entry (signals.py); a server process whose
+    local-memory cache did not see the edit serves the old page for at most
+    ``PUBLIC_VERSION_TTL`` seconds. Signed-in and anonymous learners always get the current
+    version.
+    """
+    version_key = Chapter.public_version_key(course_slug, chapter_slug)
+    row = cache.get(version_key)
+    if row is None:
+        found = (
+            Chapter.objects.published()
+            .filter(course__slug=course_slug, slug=chapter_slug)
+            .order_by()
+            .values_list("pk", "updated_at", "course__updated_at")[:1]
+        )
+        row = tuple(found[0]) if found else ()
+        cache.set(version_key, row, PUBLIC_VERSION_TTL)
+    if not row:
+        return None
+    state = LearnerState(signed_in=False, done=frozenset(), progress=None)
+    key = "page:" + _cache_key(*row, state.key())
+    page = cache.get(key)
+    if page is None:
+        chapter = Chapter.objects.select_related("course").get(pk=row[0])
+        body = mark_safe(_article(request, chapter, state))  # noqa: S308 - rendered by us
+        context = {
+            "chapter": chapter,
+            "course": chapter.course,
+            "body": body,
+            "csrf_token": CSRF_PLACEHOLDER,
+        }
+        page = render_to_string(CHAPTER_TEMPLATE, context, request)
+        cache.set(key, page, BODY_TTL)
+    return HttpResponse(page.replace(CSRF_PLACEHOLDER, get_token(request)))
+
+
+@require_GET
+def chapter_detail(request: HttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse:
+    if _sessionless(request):
+        response = _public_page(request, course_slug, chapter_slug)
+        if response is not None:
+            return response
+    chapter = _visible_chapter(request, course_slug, chapter_slug)
+    learner = current_learner(request)
+    state = LearnerState.read(request, learner, chapter)
+    if learner is not None and chapter.is_visible:
+        services.record_visit(learner=learner, chapter=chapter)
+    body = _article(request, chapter, state).replace(CSRF_PLACEHOLDER, get_token(request))
     return _page(request, chapter, body)
 
 
