@@ -8,7 +8,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,223 +16,633 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Course',
+            name="Course",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=200)),
-                ('slug', models.SlugField(max_length=100, unique=True)),
-                ('summary', models.TextField(blank=True, help_text='Markdown with $math$; shown on the list.')),
-                ('order', models.PositiveIntegerField(default=0, help_text='Lower numbers come first.')),
-                ('published', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("title", models.CharField(max_length=200)),
+                ("slug", models.SlugField(max_length=100, unique=True)),
+                (
+                    "summary",
+                    models.TextField(
+                        blank=True, help_text="Markdown with $math$; shown on the list."
+                    ),
+                ),
+                (
+                    "order",
+                    models.PositiveIntegerField(default=0, help_text="Lower numbers come first."),
+                ),
+                ("published", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['order', 'title'],
+                "ordering": ["order", "title"],
             },
         ),
         migrations.CreateModel(
-            name='Symbol',
+            name="Symbol",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('slug', models.SlugField(max_length=100, unique=True)),
-                ('glyph', models.CharField(help_text='As it is shown, in Unicode: √, ᵀ, ε …', max_length=40)),
-                ('latex', models.CharField(blank=True, help_text='How it is typed in LaTeX.', max_length=200)),
-                ('tokens', models.JSONField(blank=True, default=list, help_text='LaTeX commands or Unicode characters that denote it, e.g. ["\\\\sqrt", "√"].')),
-                ('explanation', models.TextField(help_text='Markdown with $math$.')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                ("slug", models.SlugField(max_length=100, unique=True)),
+                (
+                    "glyph",
+                    models.CharField(
+                        help_text="As it is shown, in Unicode: √, ᵀ, ε …", max_length=40
+                    ),
+                ),
+                (
+                    "latex",
+                    models.CharField(
+                        blank=True, help_text="How it is typed in LaTeX.", max_length=200
+                    ),
+                ),
+                (
+                    "tokens",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text='LaTeX commands or Unicode characters that denote it, e.g. ["\\\\sqrt", "√"].',
+                    ),
+                ),
+                ("explanation", models.TextField(help_text="Markdown with $math$.")),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Chapter',
+            name="Chapter",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=100)),
-                ('title', models.CharField(max_length=200)),
-                ('summary', models.TextField(blank=True, help_text='One or two sentences under the title.')),
-                ('order', models.PositiveIntegerField(default=0, help_text='Position in the course.')),
-                ('published', models.BooleanField(default=False)),
-                ('published_at', models.DateTimeField(blank=True, editable=False, help_text='Set the first time it is published.', null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('prerequisites_note', models.CharField(blank=True, help_text='Free-text prerequisites shown after the links, e.g. “The rest of the track”.', max_length=200)),
-                ('idea', models.TextField(blank=True, help_text='Markdown with $math$.', verbose_name='the idea')),
-                ('try_it_intro', models.TextField(blank=True, help_text='Shown above the label-the-parts exercise.', verbose_name='try it (introduction)')),
-                ('prerequisites', models.ManyToManyField(blank=True, related_name='required_by', to='courses.chapter')),
-                ('related_chapters', models.ManyToManyField(blank=True, related_name='cited_by', to='courses.chapter', verbose_name="you'll see this in (chapters)")),
-                ('course', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chapters', to='courses.course')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=100)),
+                ("title", models.CharField(max_length=200)),
+                (
+                    "summary",
+                    models.TextField(blank=True, help_text="One or two sentences under the title."),
+                ),
+                (
+                    "order",
+                    models.PositiveIntegerField(default=0, help_text="Position in the course."),
+                ),
+                ("published", models.BooleanField(default=False)),
+                (
+                    "published_at",
+                    models.DateTimeField(
+                        blank=True,
+                        editable=False,
+                        help_text="Set the first time it is published.",
+                        null=True,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "prerequisites_note",
+                    models.CharField(
+                        blank=True,
+                        help_text="Free-text prerequisites shown after the links, e.g. “The rest of the track”.",
+                        max_length=200,
+                    ),
+                ),
+                (
+                    "idea",
+                    models.TextField(
+                        blank=True, help_text="Markdown with $math$.", verbose_name="the idea"
+                    ),
+                ),
+                (
+                    "try_it_intro",
+                    models.TextField(
+                        blank=True,
+                        help_text="Shown above the label-the-parts exercise.",
+                        verbose_name="try it (introduction)",
+                    ),
+                ),
+                (
+                    "prerequisites",
+                    models.ManyToManyField(
+                        blank=True, related_name="required_by", to="courses.chapter"
+                    ),
+                ),
+                (
+                    "related_chapters",
+                    models.ManyToManyField(
+                        blank=True,
+                        related_name="cited_by",
+                        to="courses.chapter",
+                        verbose_name="you'll see this in (chapters)",
+                    ),
+                ),
+                (
+                    "course",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="chapters",
+                        to="courses.course",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['course', 'order', 'id'],
+                "ordering": ["course", "order", "id"],
             },
         ),
         migrations.CreateModel(
-            name='CodeListing',
+            name="CodeListing",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveIntegerField(default=0)),
-                ('filename', models.CharField(help_text="The download's file name: letters, digits, dots, dashes, underscores.", max_length=100, validators=[django.core.validators.RegexValidator('^[\\w.-]+\\Z', 'Use letters, digits, dots, dashes and underscores only.')])),
-                ('language', models.CharField(default='python', max_length=30)),
-                ('source', models.TextField()),
-                ('expected_output', models.TextField(blank=True, help_text='Exactly what the code prints.')),
-                ('chapter', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='listings', to='courses.chapter')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveIntegerField(default=0)),
+                (
+                    "filename",
+                    models.CharField(
+                        help_text="The download's file name: letters, digits, dots, dashes, underscores.",
+                        max_length=100,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[\\w.-]+\\Z",
+                                "Use letters, digits, dots, dashes and underscores only.",
+                            )
+                        ],
+                    ),
+                ),
+                ("language", models.CharField(default="python", max_length=30)),
+                ("source", models.TextField()),
+                (
+                    "expected_output",
+                    models.TextField(blank=True, help_text="Exactly what the code prints."),
+                ),
+                (
+                    "chapter",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="listings",
+                        to="courses.chapter",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['order', 'id'],
+                "ordering": ["order", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Equation',
+            name="Equation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveIntegerField(default=0)),
-                ('title', models.CharField(max_length=200)),
-                ('latex', models.TextField(help_text='LaTeX without surrounding dollars.')),
-                ('shape_note', models.CharField(blank=True, help_text='e.g. “Q, K: tokens × d_k”. Markdown with $math$.', max_length=300)),
-                ('explanation', models.TextField(blank=True, help_text='Optional markdown under the equation.')),
-                ('widget', models.CharField(blank=True, choices=[('', 'none'), ('attention', 'attention heatmap'), ('softmax', 'softmax with temperature'), ('norms', 'layer norm vs RMS norm'), ('adam', 'Adam trajectory'), ('rope', 'RoPE offsets')], default='', max_length=20)),
-                ('chapter', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='equations', to='courses.chapter')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveIntegerField(default=0)),
+                ("title", models.CharField(max_length=200)),
+                ("latex", models.TextField(help_text="LaTeX without surrounding dollars.")),
+                (
+                    "shape_note",
+                    models.CharField(
+                        blank=True,
+                        help_text="e.g. “Q, K: tokens × d_k”. Markdown with $math$.",
+                        max_length=300,
+                    ),
+                ),
+                (
+                    "explanation",
+                    models.TextField(blank=True, help_text="Optional markdown under the equation."),
+                ),
+                (
+                    "widget",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("", "none"),
+                            ("attention", "attention heatmap"),
+                            ("softmax", "softmax with temperature"),
+                            ("norms", "layer norm vs RMS norm"),
+                            ("adam", "Adam trajectory"),
+                            ("rope", "RoPE offsets"),
+                        ],
+                        default="",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "chapter",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="equations",
+                        to="courses.chapter",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['order', 'id'],
+                "ordering": ["order", "id"],
             },
         ),
         migrations.CreateModel(
-            name='EquationPart',
+            name="EquationPart",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveIntegerField(default=0)),
-                ('latex', models.CharField(help_text='The fragment, in LaTeX.', max_length=300)),
-                ('role', models.CharField(choices=[('output', 'output'), ('input', 'input'), ('learned', 'learned'), ('constant', 'constant'), ('operation', 'operation')], max_length=20)),
-                ('reason', models.CharField(help_text='One line: why it has this role.', max_length=300)),
-                ('equation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='parts', to='courses.equation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveIntegerField(default=0)),
+                ("latex", models.CharField(help_text="The fragment, in LaTeX.", max_length=300)),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("output", "output"),
+                            ("input", "input"),
+                            ("learned", "learned"),
+                            ("constant", "constant"),
+                            ("operation", "operation"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "reason",
+                    models.CharField(help_text="One line: why it has this role.", max_length=300),
+                ),
+                (
+                    "equation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="parts",
+                        to="courses.equation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['order', 'id'],
+                "ordering": ["order", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Question',
+            name="Question",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveIntegerField(default=0)),
-                ('prompt', models.TextField(help_text='Markdown with $math$.')),
-                ('explanation', models.TextField(help_text='Shown after any answer: the general explanation. Markdown with $math$.')),
-                ('chapter', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='questions', to='courses.chapter')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveIntegerField(default=0)),
+                ("prompt", models.TextField(help_text="Markdown with $math$.")),
+                (
+                    "explanation",
+                    models.TextField(
+                        help_text="Shown after any answer: the general explanation. Markdown with $math$."
+                    ),
+                ),
+                (
+                    "chapter",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="questions",
+                        to="courses.chapter",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['order', 'id'],
+                "ordering": ["order", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Choice',
+            name="Choice",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveIntegerField(default=0)),
-                ('text', models.CharField(help_text='Markdown with $math$, one line.', max_length=300)),
-                ('is_correct', models.BooleanField(default=False, verbose_name='correct')),
-                ('explanation', models.TextField(help_text='Why this choice is right or wrong.')),
-                ('question', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='choices', to='courses.question')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveIntegerField(default=0)),
+                (
+                    "text",
+                    models.CharField(help_text="Markdown with $math$, one line.", max_length=300),
+                ),
+                ("is_correct", models.BooleanField(default=False, verbose_name="correct")),
+                ("explanation", models.TextField(help_text="Why this choice is right or wrong.")),
+                (
+                    "question",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="choices",
+                        to="courses.question",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['order', 'id'],
+                "ordering": ["order", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ChapterSymbol',
+            name="ChapterSymbol",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveIntegerField(default=0)),
-                ('chapter', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chapter_symbols', to='courses.chapter')),
-                ('symbol', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='courses.symbol')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveIntegerField(default=0)),
+                (
+                    "chapter",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="chapter_symbols",
+                        to="courses.chapter",
+                    ),
+                ),
+                (
+                    "symbol",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="courses.symbol",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['order', 'id'],
+                "ordering": ["order", "id"],
             },
         ),
         migrations.AddField(
-            model_name='chapter',
-            name='symbols',
-            field=models.ManyToManyField(blank=True, related_name='chapters', through='courses.ChapterSymbol', to='courses.symbol'),
+            model_name="chapter",
+            name="symbols",
+            field=models.ManyToManyField(
+                blank=True,
+                related_name="chapters",
+                through="courses.ChapterSymbol",
+                to="courses.symbol",
+            ),
         ),
         migrations.CreateModel(
-            name='Walkthrough',
+            name="Walkthrough",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('latex', models.TextField()),
-                ('answers', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('equation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='walkthroughs', to='courses.equation')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='walkthroughs', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("latex", models.TextField()),
+                ("answers", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "equation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="walkthroughs",
+                        to="courses.equation",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="walkthroughs",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-updated_at'],
+                "ordering": ["-updated_at"],
             },
         ),
         migrations.CreateModel(
-            name='ChapterProgress',
+            name="ChapterProgress",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('anon_key', models.CharField(blank=True, db_index=True, default='', max_length=32)),
-                ('check_passed_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('last_visited_at', models.DateTimeField(blank=True, null=True)),
-                ('updated_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('chapter', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='progress', to='courses.chapter')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "anon_key",
+                    models.CharField(blank=True, db_index=True, default="", max_length=32),
+                ),
+                ("check_passed_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("last_visited_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "updated_at",
+                    models.DateTimeField(db_index=True, default=django.utils.timezone.now),
+                ),
+                (
+                    "chapter",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="progress",
+                        to="courses.chapter",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'chapter progress',
-                'ordering': ['-updated_at'],
-                'abstract': False,
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('user__isnull', False), ('anon_key', '')), models.Q(('user__isnull', True), models.Q(('anon_key', ''), _negated=True)), _connector='OR'), name='chapterprogress_one_owner'), models.UniqueConstraint(condition=models.Q(('user__isnull', False)), fields=('user', 'chapter'), name='progress_once_per_user'), models.UniqueConstraint(condition=models.Q(('user__isnull', True)), fields=('anon_key', 'chapter'), name='progress_once_per_anon')],
+                "verbose_name_plural": "chapter progress",
+                "ordering": ["-updated_at"],
+                "abstract": False,
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("user__isnull", False), ("anon_key", "")),
+                            models.Q(
+                                ("user__isnull", True), models.Q(("anon_key", ""), _negated=True)
+                            ),
+                            _connector="OR",
+                        ),
+                        name="chapterprogress_one_owner",
+                    ),
+                    models.UniqueConstraint(
+                        condition=models.Q(("user__isnull", False)),
+                        fields=("user", "chapter"),
+                        name="progress_once_per_user",
+                    ),
+                    models.UniqueConstraint(
+                        condition=models.Q(("user__isnull", True)),
+                        fields=("anon_key", "chapter"),
+                        name="progress_once_per_anon",
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='LabelAttempt',
+            name="LabelAttempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('anon_key', models.CharField(blank=True, db_index=True, default='', max_length=32)),
-                ('role', models.CharField(choices=[('output', 'output'), ('input', 'input'), ('learned', 'learned'), ('constant', 'constant'), ('operation', 'operation')], max_length=20)),
-                ('correct', models.BooleanField()),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('part', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attempts', to='courses.equationpart')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "anon_key",
+                    models.CharField(blank=True, db_index=True, default="", max_length=32),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("output", "output"),
+                            ("input", "input"),
+                            ("learned", "learned"),
+                            ("constant", "constant"),
+                            ("operation", "operation"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("correct", models.BooleanField()),
+                (
+                    "created_at",
+                    models.DateTimeField(db_index=True, default=django.utils.timezone.now),
+                ),
+                (
+                    "part",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="attempts",
+                        to="courses.equationpart",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
-                'abstract': False,
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('user__isnull', False), ('anon_key', '')), models.Q(('user__isnull', True), models.Q(('anon_key', ''), _negated=True)), _connector='OR'), name='labelattempt_one_owner')],
+                "ordering": ["created_at", "id"],
+                "abstract": False,
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("user__isnull", False), ("anon_key", "")),
+                            models.Q(
+                                ("user__isnull", True), models.Q(("anon_key", ""), _negated=True)
+                            ),
+                            _connector="OR",
+                        ),
+                        name="labelattempt_one_owner",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='QuizAttempt',
+            name="QuizAttempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('anon_key', models.CharField(blank=True, db_index=True, default='', max_length=32)),
-                ('correct', models.BooleanField()),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('choice', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attempts', to='courses.choice')),
-                ('question', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attempts', to='courses.question')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "anon_key",
+                    models.CharField(blank=True, db_index=True, default="", max_length=32),
+                ),
+                ("correct", models.BooleanField()),
+                (
+                    "created_at",
+                    models.DateTimeField(db_index=True, default=django.utils.timezone.now),
+                ),
+                (
+                    "choice",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="attempts",
+                        to="courses.choice",
+                    ),
+                ),
+                (
+                    "question",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="attempts",
+                        to="courses.question",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
-                'abstract': False,
-                'indexes': [models.Index(fields=['user', 'question'], name='quizattempt_user_question')],
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('user__isnull', False), ('anon_key', '')), models.Q(('user__isnull', True), models.Q(('anon_key', ''), _negated=True)), _connector='OR'), name='quizattempt_one_owner')],
+                "ordering": ["created_at", "id"],
+                "abstract": False,
+                "indexes": [
+                    models.Index(fields=["user", "question"], name="quizattempt_user_question")
+                ],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("user__isnull", False), ("anon_key", "")),
+                            models.Q(
+                                ("user__isnull", True), models.Q(("anon_key", ""), _negated=True)
+                            ),
+                            _connector="OR",
+                        ),
+                        name="quizattempt_one_owner",
+                    )
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='chaptersymbol',
-            constraint=models.UniqueConstraint(fields=('chapter', 'symbol'), name='chapter_symbol_once'),
+            model_name="chaptersymbol",
+            constraint=models.UniqueConstraint(
+                fields=("chapter", "symbol"), name="chapter_symbol_once"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='chapter',
-            constraint=models.UniqueConstraint(fields=('course', 'slug'), name='chapter_slug_unique_in_course'),
+            model_name="chapter",
+            constraint=models.UniqueConstraint(
+                fields=("course", "slug"), name="chapter_slug_unique_in_course"
+            ),
         ),
     ]
