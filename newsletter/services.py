@@ -31,6 +31,7 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.core.mail import get_connection
 from django.core.mail.backends.smtp import EmailBackend as SmtpBackend
+from django.core.mail.message import sanitize_address
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Min
 from django.utils import timezone
@@ -412,6 +413,18 @@ def _mark_failure(delivery: Delivery, *, error: str, permanent: bool) -> str:
     return status
 
 
+def _fast_commits(on: bool) -> None:
+    """On PostgreSQL, don't wait for the WAL flush when marking rows (SET synchronous_commit).
+
+    Each mark is still committed and visible at once, and survives a worker crash; only a crash
+    of PostgreSQL itself could lose the last fraction of a second of marks — those recipients
+    would get a second copy. It saves an fsync per message (~5 ms on this machine's disk).
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET synchronous_commit TO OFF" if on else "RESET synchronous_commit")
+
+
 def _release(ids: list[int]) -> None:
     if ids:
         Delivery.objects.filter(id__in=ids, status=Delivery.Status.QUEUED).update(
@@ -482,17 +495,19 @@ def _send_rows(issue: Issue, rows: list[Delivery], result: ChunkResult) -> None:
     deadline = time.monotonic() + settings.NEWSLETTER_CHUNK_TIME_LIMIT
     mail = emails.IssueMail(issue)
     conn = get_connection()
-    pending = [row.pk for row in rows]
+    current = -1  # index of the row being tried; rows after it are in hand, not yet tried
+    _fast_commits(True)
     try:
         try:
             conn.open()
         except (smtplib.SMTPException, OSError) as exc:
             raise _ConnectionLost(_smtp_error(exc, "")[1]) from exc
+        smtp = isinstance(conn, SmtpBackend)
         for index, delivery in enumerate(rows):
             if time.monotonic() > deadline:
                 result.released = len(rows) - index
                 break
-            pending = [row.pk for row in rows[index + 1 :]]
+            current = index
             subscriber = delivery.subscriber
             if subscriber.status != Subscriber.Status.CONFIRMED:
                 Delivery.objects.filter(pk=delivery.pk).update(
@@ -503,9 +518,17 @@ def _send_rows(issue: Issue, rows: list[Delivery], result: ChunkResult) -> None:
                 )
                 result.skipped += 1
                 continue
-            message = mail.message(subscriber, connection=conn)
             try:
-                accepted = conn.send_messages([message])
+                if smtp:
+                    # One SMTP transaction with the prepared bytes; raises unless accepted.
+                    conn.connection.sendmail(
+                        mail.envelope_from,
+                        [sanitize_address(subscriber.email, "utf-8")],
+                        mail.raw(subscriber),
+                    )
+                    accepted = 1
+                else:
+                    accepted = conn.send_messages([mail.message(subscriber, connection=conn)])
             except (smtplib.SMTPException, OSError) as exc:
                 code, text = _smtp_error(exc, subscriber.email)
                 permanent = code is not None and 500 <= code < 600
@@ -525,9 +548,8 @@ def _send_rows(issue: Issue, rows: list[Delivery], result: ChunkResult) -> None:
             else:
                 _mark_failure(delivery, error="the mail backend accepted nothing", permanent=True)
                 result.failed += 1
-        else:
-            pending = []
     except _ConnectionLost as exc:
+        pending = [row.pk for row in rows[current + 1 :]]
         # The server is unreachable: every row still held counts a try and waits for backoff,
         # so a wrong SMTP setting ends in visible failures instead of a send stuck forever.
         log.error("issue %s: SMTP connection lost: %s", issue.pk, exc)
@@ -536,9 +558,10 @@ def _send_rows(issue: Issue, rows: list[Delivery], result: ChunkResult) -> None:
             status = _mark_failure(delivery, error=f"SMTP connection: {exc}", permanent=False)
             result.failed += status == Delivery.Status.FAILED
             result.deferred += status == Delivery.Status.QUEUED
-        pending = []
     finally:
-        _release(pending)
+        _fast_commits(False)
+        # Whatever was not tried (time budget, an unexpected error) is free for the next task.
+        _release([row.pk for row in rows[current + 1 :]])
         with contextlib.suppress(smtplib.SMTPException, OSError):
             conn.close()
 

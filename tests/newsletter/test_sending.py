@@ -235,3 +235,32 @@ def test_beat_schedule_is_created_idempotently(db):
     weekly = PeriodicTask.objects.get(name=services.SEND_DUE_TASK_NAME).crontab
     assert (weekly.minute, weekly.hour, weekly.day_of_week) == ("0", "8", "1")
     assert Issue.objects.sent().count() == 1
+
+
+def test_prepared_bytes_match_the_ordinary_message(db):
+    """The fast path (markers replaced in serialised bytes) says what the slow path says."""
+    import email
+    from email import policy
+
+    from newsletter.emails import IssueMail
+
+    subscriber = SubscriberFactory(email="zoe@example.com", name="Zoë <&> O'Neil")
+    mail = IssueMail(IssueFactory(subject="Naïve Bayes, slowly"))
+    assert mail._template is not None
+    fast = email.message_from_bytes(mail.raw(subscriber), policy=policy.default)
+    slow = mail.message(subscriber).message()
+    slow = email.message_from_bytes(slow.as_bytes(linesep="\r\n"), policy=policy.default)
+    for header in ("Subject", "From", "To", "List-Unsubscribe", "List-Unsubscribe-Post", "List-Id"):
+        assert fast[header].strip() == slow[header].strip()  # folding may differ
+    assert fast["Message-ID"] != slow["Message-ID"]
+    for kind in ("plain", "html"):
+        assert (
+            fast.get_body(preferencelist=(kind,)).get_content()
+            == slow.get_body(preferencelist=(kind,)).get_content()
+        )
+    assert (
+        "Hello Zoë &lt;&amp;&gt; O&#x27;Neil,"
+        in fast.get_body(preferencelist=("html",)).get_content()
+    )
+    assert "Hello Zoë <&> O'Neil," in fast.get_body(preferencelist=("plain",)).get_content()
+    assert mail.raw(subscriber) != mail.raw(subscriber)  # a fresh Message-ID each time
