@@ -5,7 +5,8 @@ from importlib import import_module
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-DEMO_APPS = ["courses", "notebook", "newsletter"]
+# Notes first: chapters link to them ("You'll see this in").
+DEMO_APPS = ["notebook", "courses", "newsletter"]
 
 
 class Command(BaseCommand):
