@@ -3,10 +3,10 @@
 For each list size (default 10,000 and 100,000 confirmed subscribers):
 
 * **worker path**: ``services.start_send`` (freeze + dispatch) and a real
-  ``python -m celery -A platform worker --concurrency=2`` on Redis sending the issue in chunks,
-  into an aiosmtpd sink (a separate process that accepts and discards); timed from the start
-  of the send until the issue is *sent*. The worker's peak memory (main process + pool
-  children, RSS sampled every 0.2 s) is recorded.
+  ``python -m celery -A platform worker --concurrency=2`` (env BENCH_CONCURRENCY) on Redis
+  sending the issue in chunks, into an aiosmtpd sink (a separate process that accepts and
+  discards); timed from the start of the send until the issue is *sent*. The worker's peak
+  memory (main process + pool children, RSS sampled every 0.2 s) is recorded.
 * **bare loop**: the same personalised messages, prepared beforehand, pushed with ``smtplib``
   over one connection to the same sink (10,000 prepared messages, cycled for larger lists).
 
@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/fs_bench_news"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/7"
 BARE_PREPARED = 10_000
+CONCURRENCY = int(os.environ.get("BENCH_CONCURRENCY", "2"))
 
 
 # --- the sink -----------------------------------------------------------------------------------
@@ -179,7 +180,7 @@ def run_worker_path(issue_id: int, size: int, sink: SinkProcess, env: dict[str, 
         "PYTHONPATH": str(ROOT),
     }
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "platform", "worker", "--concurrency=2",
+        [sys.executable, "-m", "celery", "-A", "platform", "worker", f"--concurrency={CONCURRENCY}",
          "--loglevel=WARNING", "--hostname=bench@%h"],
         cwd=ROOT, env=worker_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
@@ -259,7 +260,7 @@ def main(sizes: list[int]) -> None:
     from django.conf import settings
 
     print(
-        f"chunk size {settings.NEWSLETTER_CHUNK_SIZE}, worker concurrency 2, "
+        f"chunk size {settings.NEWSLETTER_CHUNK_SIZE}, worker concurrency {CONCURRENCY}, "
         f"{os.cpu_count()} CPUs, PostgreSQL + Redis, aiosmtpd sink in its own process"
     )
     rows = []

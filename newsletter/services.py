@@ -33,7 +33,7 @@ from django.core.mail import get_connection
 from django.core.mail.backends.smtp import EmailBackend as SmtpBackend
 from django.core.mail.message import sanitize_address
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Min
+from django.db.models import F, Min, Q
 from django.utils import timezone
 
 from . import emails
@@ -647,7 +647,9 @@ def sweep(*, now: datetime | None = None) -> dict[int, int]:
 
     Side effects: for each *sending* issue, queued deliveries that are free (no live lease),
     due (no pending retry time) and untouched for NEWSLETTER_STALE_AFTER seconds get their
-    ``updated_at`` bumped and chunk tasks queued; issues with nothing queued are finalised.
+    ``updated_at`` bumped and chunk tasks queued — while the issue is still making progress,
+    only those a dead task held or whose retry went missing, so that a long queue in a healthy
+    broker is not queued twice; issues with nothing queued are finalised.
     Returns {issue id: rows re-queued}.
     """
     now = now or timezone.now()
@@ -659,6 +661,14 @@ def sweep(*, now: datetime | None = None) -> dict[int, int]:
             .filter(issue_id=issue_id, updated_at__lt=stale_before)
             .order_by("id")
         )
+        progressing = Delivery.objects.filter(
+            issue_id=issue_id, updated_at__gte=stale_before
+        ).exists()
+        if progressing:
+            # Chunks are flowing: rows never claimed are most likely still waiting in the
+            # broker's queue. Only rows a dead task held (lease ran out) or whose retry task
+            # went missing are stuck.
+            stuck = stuck.filter(Q(lease_until__isnull=False) | Q(next_attempt_at__isnull=False))
         ids = list(stuck.values_list("id", flat=True))
         if ids:
             Delivery.objects.filter(id__in=ids).update(updated_at=now)

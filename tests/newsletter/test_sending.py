@@ -264,3 +264,19 @@ def test_prepared_bytes_match_the_ordinary_message(db):
     )
     assert "Hello Zoë <&> O'Neil," in fast.get_body(preferencelist=("plain",)).get_content()
     assert mail.raw(subscriber) != mail.raw(subscriber)  # a fresh Message-ID each time
+
+
+def test_sweeper_leaves_waiting_rows_alone_while_the_send_progresses(db):
+    issue = IssueFactory()
+    confirmed_subscribers(6)
+    services.start_send(issue_id=issue.pk, dispatch=False)
+    rows = list(issue.deliveries.order_by("id"))
+    past = timezone.now() - timedelta(minutes=10)
+    Delivery.objects.filter(pk__in=[d.pk for d in rows[2:]]).update(updated_at=past)
+    Delivery.objects.filter(pk=rows[2].pk).update(lease_owner="dead", lease_until=past)
+    Delivery.objects.filter(pk=rows[0].pk).update(status="sent")  # touched just now
+    # Progress within the window: only the row a dead task held is re-queued.
+    assert services.sweep() == {issue.pk: 1}
+    # No progress for longer than NEWSLETTER_STALE_AFTER: every free queued row is.
+    later = timezone.now() + timedelta(minutes=30)
+    assert services.sweep(now=later) == {issue.pk: 5}
