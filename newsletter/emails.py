@@ -35,13 +35,13 @@ def absolute(path: str) -> str:
 
 
 def unsubscribe_url(subscriber) -> str:
-    return _unsubscribe_pattern().replace("TOKEN", tokens.unsubscribe_token(subscriber))
+    return absolute(_unsubscribe_path().replace("TOKEN", tokens.unsubscribe_token(subscriber)))
 
 
 @lru_cache(maxsize=1)
-def _unsubscribe_pattern() -> str:
-    """The link with a placeholder, reversed once per process (reverse() costs per message)."""
-    return absolute(reverse("newsletter:unsubscribe", args=["TOKEN"]))
+def _unsubscribe_path() -> str:
+    """The path with a placeholder, reversed once per process (reverse() costs per message)."""
+    return reverse("newsletter:unsubscribe", args=["TOKEN"])
 
 
 def confirmation_url(subscriber) -> str:
