@@ -23,10 +23,20 @@ env = environ.Env()
 _default_var = BASE_DIR / "var" / "test" if "PYTEST_VERSION" in os.environ else BASE_DIR / "var"
 VAR_DIR = Path(env.str("VAR_DIR", default=str(_default_var))).resolve()
 
-try:
-    DEBUG = env.bool("DEBUG", default=True)
-except ValueError as exc:  # pragma: no cover - exercised through check_settings tests
-    raise ImproperlyConfigured(f"DEBUG must be a boolean (0/1/true/false): {exc}") from exc
+_BOOLEANS = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
+_debug = env.str("DEBUG", default="1").strip().lower()
+if _debug not in _BOOLEANS:
+    raise ImproperlyConfigured(f"DEBUG must be 0 or 1 (or true/false), not {_debug!r}.")
+DEBUG = _BOOLEANS[_debug]
 
 _DEV_SECRET = "dev-only-insecure-key-never-use-in-production-4c1f9a"  # noqa: S105
 SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET if DEBUG else "")
@@ -159,6 +169,7 @@ else:
         "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
         "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
         "processed_folder": str(CELERY_BROKER_DIR / "processed"),
+        "control_folder": str(CELERY_BROKER_DIR / "control"),
         "store_processed": False,
     }
     CELERY_RESULT_BACKEND = f"file://{CELERY_BROKER_DIR / 'results'}"
@@ -286,25 +297,16 @@ LOGGING = {
 # Models whose permissions the "Editors" group receives (platform/editors.py keeps them in sync).
 EDITOR_APPS = ["courses", "notebook", "newsletter", "django_celery_beat"]
 
-for _folder in (VAR_DIR, CELERY_BROKER_DIR / "queue", CELERY_BROKER_DIR / "processed"):
+for _folder in (
+    VAR_DIR,
+    STATIC_ROOT,
+    *(CELERY_BROKER_DIR / d for d in ("queue", "processed", "control")),
+):
     _folder.mkdir(parents=True, exist_ok=True)
 if not REDIS_URL:
     (CELERY_BROKER_DIR / "results").mkdir(parents=True, exist_ok=True)
 if EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend":
     Path(EMAIL_FILE_PATH).mkdir(parents=True, exist_ok=True)
-
-# --- notebook -------------------------------------------------------------------------------
-# Limits of one snippet check run (notebook/runner.py): wall-clock seconds, address space in
-# MB, and how many bytes of stdout+stderr it may print before it is stopped.
-SNIPPET_TIME_LIMIT = env.float("SNIPPET_TIME_LIMIT", default=10.0)
-SNIPPET_MEMORY_LIMIT_MB = env.int("SNIPPET_MEMORY_LIMIT_MB", default=512)
-SNIPPET_MAX_OUTPUT_BYTES = env.int("SNIPPET_MAX_OUTPUT_BYTES", default=64_000)
-if SNIPPET_TIME_LIMIT <= 0 or SNIPPET_MEMORY_LIMIT_MB < 64 or SNIPPET_MAX_OUTPUT_BYTES < 1024:
-    raise ImproperlyConfigured(
-        "SNIPPET_TIME_LIMIT must be > 0, SNIPPET_MEMORY_LIMIT_MB >= 64 and "
-        "SNIPPET_MAX_OUTPUT_BYTES >= 1024."
-    )
-NOTEBOOK_PAGE_SIZE = env.int("NOTEBOOK_PAGE_SIZE", default=10)
 
 # --- newsletter -----------------------------------------------------------------------------
 # Sending (newsletter/services.py): recipients are frozen into Delivery rows, then sent in chunks
@@ -335,10 +337,23 @@ NEWSLETTER_SIGNUP_WINDOW = env.int("NEWSLETTER_SIGNUP_WINDOW", default=3600)
 if REDIS_URL:
     _visibility = CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
     if (
-        NEWSLETTER_CHUNK_TIME_LIMIT * 3 > _visibility
-        or NEWSLETTER_RETRY_MAX_DELAY * 2 > _visibility
+        _visibility < NEWSLETTER_CHUNK_TIME_LIMIT * 3
+        or _visibility < NEWSLETTER_RETRY_MAX_DELAY * 2
     ):
         raise ImproperlyConfigured(
             "CELERY_VISIBILITY_TIMEOUT must be at least 3 × NEWSLETTER_CHUNK_TIME_LIMIT and "
             "2 × NEWSLETTER_RETRY_MAX_DELAY, or Redis hands a running chunk to a second worker."
         )
+
+# --- notebook -------------------------------------------------------------------------------
+# Limits of one snippet check run (notebook/runner.py): wall-clock seconds, address space in
+# MB, and how many bytes of stdout+stderr it may print before it is stopped.
+SNIPPET_TIME_LIMIT = env.float("SNIPPET_TIME_LIMIT", default=10.0)
+SNIPPET_MEMORY_LIMIT_MB = env.int("SNIPPET_MEMORY_LIMIT_MB", default=512)
+SNIPPET_MAX_OUTPUT_BYTES = env.int("SNIPPET_MAX_OUTPUT_BYTES", default=64_000)
+if SNIPPET_TIME_LIMIT <= 0 or SNIPPET_MEMORY_LIMIT_MB < 64 or SNIPPET_MAX_OUTPUT_BYTES < 1024:
+    raise ImproperlyConfigured(
+        "SNIPPET_TIME_LIMIT must be > 0, SNIPPET_MEMORY_LIMIT_MB >= 64 and "
+        "SNIPPET_MAX_OUTPUT_BYTES >= 1024."
+    )
+NOTEBOOK_PAGE_SIZE = env.int("NOTEBOOK_PAGE_SIZE", default=10)
