@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -341,30 +340,3 @@ def test_kernels_module_imports_no_django():
     }
     assert "django" not in imported
     assert imported <= {"__future__", "math", "collections", "numpy"}
-
-
-def _median_ms(fn, repeat: int = 15) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1000 * sorted(times)[repeat // 2]
-
-
-def test_kernels_at_their_largest_allowed_inputs_are_fast():
-    """Generous bound here (shared CI machines); bench/widgets.py measures the < 5 ms target."""
-    rng = np.random.default_rng(0)
-    Q, K, V = rng.normal(size=(3, 64, 256))
-    x = rng.normal(size=256)
-    cases = {
-        "attention": lambda: kernels.attention(Q, K, V, mask=kernels.causal_mask(64)),
-        "softmax": lambda: kernels.softmax(x, temperature=0.01),
-        "layer_norm": lambda: kernels.layer_norm(x),
-        "rms_norm": lambda: kernels.rms_norm(x),
-        "adam": lambda: kernels.adam(lambda th: 2.0 * th, 3.0, 5000, lr=0.1),
-        "rope": lambda: kernels.rope(Q),
-    }
-    for name, fn in cases.items():
-        assert _median_ms(fn, repeat=5) < 50, name
