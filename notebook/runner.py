@@ -152,6 +152,9 @@ def _first_closed_ancestor(path: Path) -> Path | None:
     return None
 
 
+_PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - replaced by private tmpfs
+
+
 class _Sandbox:
     """What the child does between fork and exec, and the clean-up after it."""
 
@@ -221,11 +224,23 @@ class _Sandbox:
             os.makedirs(self.prefix, exist_ok=True)
             _mount(str(self.stage), str(self.prefix), None, MS_BIND | MS_REC, None)
             _libc.umount2(str(self.stage).encode(), MNT_DETACH)
+        # The virtual environment (and so the interpreter's packages) may itself live under
+        # /tmp — a CI checkout often does. Hold it by a descriptor, cover the temporary folders,
+        # then bind it back at the same path (read-only to the sandbox user, who owns nothing).
+        venv = Path(sys.prefix).resolve()
+        covered = [
+            Path(top) for top in _PRIVATE_TMP if top == str(venv) or Path(top) in venv.parents
+        ]
+        held = os.open(venv, os.O_PATH | os.O_DIRECTORY) if covered else None
         flags = MS_NOSUID | MS_NODEV
         _mount("tmpfs", "/tmp", "tmpfs", flags, "size=64m,mode=1777")  # noqa: S108
-        for extra in ("/var/tmp", "/dev/shm"):  # noqa: S108
+        for extra in _PRIVATE_TMP[1:]:
             if os.path.isdir(extra):
                 _mount("tmpfs", extra, "tmpfs", flags, "size=16m,mode=1777")
+        if held is not None:
+            os.makedirs(venv, exist_ok=True)
+            _mount(f"/proc/self/fd/{held}", str(venv), None, MS_BIND | MS_REC, None)
+            os.close(held)
         os.mkdir(self.workdir(), 0o700)
         os.chown(self.workdir(), self.uid, self.uid)
         facts.append("fs=private")
