@@ -353,18 +353,22 @@ def run_snippet(
             "NUMEXPR_NUM_THREADS": "1",
         }
         started = time.monotonic()
-        proc = subprocess.Popen(
-            [python, "-I", "-u", "-"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=None if sandbox.as_root else workdir,
-            env=env,
-            start_new_session=True,
-            preexec_fn=sandbox.preexec,
-            pass_fds=(sandbox.report_w,),
-            close_fds=True,
-        )
+        try:
+            proc = subprocess.Popen(
+                [python, "-I", "-u", "-"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=None if sandbox.as_root else workdir,
+                env=env,
+                start_new_session=True,
+                preexec_fn=sandbox.preexec,
+                pass_fds=(sandbox.report_w,),
+                close_fds=True,
+            )
+        except OSError as exc:  # the interpreter could not start: say so, never crash the caller
+            sandbox.read_report()  # closes both ends of the report pipe
+            return RunResult(status=ERROR, detail=f"The sandboxed interpreter did not start: {exc}")
         report = sandbox.read_report()
         try:
             result = _communicate(proc, code, time_limit, max_output_bytes, sandbox)

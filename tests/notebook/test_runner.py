@@ -170,3 +170,9 @@ def test_runner_output_flood_is_cut():
 
 def test_normalise_strips_trailing_space_and_newlines():
     assert runner.normalise("a  \r\nb\t\r\n\n\n") == "a\nb"
+
+
+def test_runner_missing_interpreter_is_recorded_as_error_not_raised(tmp_path):
+    result = runner.run_snippet("print(1)", expected_output="1", python=str(tmp_path / "x"))
+    assert result.status == "error"
+    assert result.detail.startswith("The sandboxed interpreter did not start:")
