@@ -1,7 +1,4 @@
 from django import template
-from django.utils.safestring import SafeString
-
-from platform.rendering import render_markdown
 
 from .. import services
 
@@ -17,9 +14,3 @@ def newsletter_account(user) -> dict:
         "address": services.verified_address(user),
         "subscriber": services.account_subscription(user),
     }
-
-
-@register.filter
-def issue_html(body: str) -> SafeString:
-    """An issue's markdown for the web archive (MathML maths, like the rest of the site)."""
-    return render_markdown(body)
