@@ -53,8 +53,11 @@ format: install-dev
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
+## make bench: widget and chapter benchmarks (the newsletter one needs PostgreSQL and Redis:
+## see README, "Benchmarks").
 bench: install-dev
-	$(PY) bench/run_all.py
+	OPENBLAS_NUM_THREADS=1 $(PY) bench/widgets.py --rounds 5 --seconds 2
+	$(PY) bench/chapter_page.py
 
 clean:
 	rm -rf var/test .pytest_cache
