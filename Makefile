@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install install-dev lint format demo editor bench clean
+.PHONY: run test install install-dev lint format bench clean
 
 $(VENV)/.installed: requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11"; exit 1; }
