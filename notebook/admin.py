@@ -99,6 +99,9 @@ class NoteAdmin(SimpleHistoryAdmin):
     actions = ["run_snippet_checks"]
     readonly_fields = ["published_at", "updated_at", "run_history"]
     history_list_display = ["title", "summary"]
+    # Long text changes are shown as a line diff instead of "whole old text → whole new text".
+    object_history_list_template = "admin/notebook/note/object_history_list.html"
+
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     fieldsets = [
         (None, {"fields": ["title", "slug", "date", "kind", "topics", "summary", "body"]}),

@@ -132,3 +132,16 @@ def test_admin_action_queues_and_a_real_worker_runs_the_check(start_worker):
     assert run.status == SnippetRun.Status.PASSED, run.detail
     assert run.output == "45\n"
     assert Note.objects.with_marks().get(pk=note.pk).is_verified is True
+
+
+def test_admin_history_shows_a_line_diff_of_the_body(editor_client):
+    note = NoteFactory(body="Softmax is shift-invariant.\nSubtract the max first.\nDone.")
+    note.body = "Softmax is shift-invariant.\nSubtract the row max first.\nDone."
+    note.save()
+    response = editor_client.get(reverse("admin:notebook_note_history", args=[note.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert '<pre class="note-diff">' in html
+    assert "-Subtract the max first." in html
+    assert "+Subtract the row max first." in html
+    assert "Softmax is shift-invariant.\nSubtract" not in html  # not the whole text twice
