@@ -67,7 +67,15 @@ class EquationInline(admin.StackedInline):
 
 class CodeListingInline(admin.StackedInline):
     model = CodeListing
-    fields = [("order", "filename", "language"), "source", "expected_output"]
+    fields = [("order", "filename", "language"), "source", "expected_output", "last_check"]
+    readonly_fields = ["last_check"]
+
+    @admin.display(description="last check")
+    def last_check(self, obj: CodeListing) -> str:
+        if obj.pk is None or obj.checked_at is None:
+            return "Not checked yet: use the action “Check the code listings” on the list."
+        return f"{obj.check_status} on {obj.checked_at:%Y-%m-%d %H:%M} UTC. {obj.check_detail}"
+
     extra = 0
 
 
@@ -124,6 +132,16 @@ class ChapterAdmin(admin.ModelAdmin):
         ("Dates", {"fields": ["published_at", "updated_at", "add_question"]}),
     ]
     inlines = [ChapterSymbolInline, EquationInline, CodeListingInline, QuestionInline]
+    actions = ["check_listings"]
+
+    @admin.action(description="Check the code listings (run them and compare their output)")
+    def check_listings(self, request, queryset) -> None:
+        from .tasks import check_listing
+
+        ids = list(CodeListing.objects.filter(chapter__in=queryset).values_list("pk", flat=True))
+        for pk in ids:
+            check_listing.delay_on_commit(pk)
+        self.message_user(request, f"{len(ids)} listing check(s) queued; results show on the page.")
 
     @admin.display(description="page")
     def page(self, obj: Chapter) -> str:

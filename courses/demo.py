@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from textwrap import dedent
 
+from . import services
 from .glossary import GLOSSARY
 from .models import (
     Chapter,
@@ -724,6 +725,9 @@ def load() -> str:
     for chapter in earlier:
         chapter.related_chapters.set([capstone])
     _link_notes(capstone)
+    unchecked = CodeListing.objects.filter(chapter__course=course, checked_at__isnull=True)
+    for listing in unchecked:
+        services.check_listing(listing=listing)
     return f"{symbols} symbols, course “{course.title}” with {len(chapters)} chapters"
 
 

@@ -320,12 +320,39 @@ class CodeListing(models.Model):
     language = models.CharField(max_length=30, default="python")
     source = models.TextField()
     expected_output = models.TextField(blank=True, help_text="Exactly what the code prints.")
+    # The last run of the listing by the notebook's sandboxed runner (services.check_listing).
+    check_status = models.CharField(max_length=20, blank=True, editable=False)
+    checked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    check_detail = models.TextField(blank=True, editable=False)
 
     class Meta:
         ordering = ["order", "id"]
 
     def __str__(self) -> str:
         return self.filename
+
+    def save(self, *args, **kwargs) -> None:
+        """A changed source or expected output makes the last check meaningless: forget it."""
+        if self.pk is not None and self.checked_at is not None:
+            before = (
+                CodeListing.objects.filter(pk=self.pk)
+                .values_list("source", "expected_output")
+                .first()
+            )
+            if before is not None and before != (self.source, self.expected_output):
+                self.check_status, self.checked_at, self.check_detail = "", None, ""
+                if kwargs.get("update_fields") is not None:
+                    kwargs["update_fields"] = {
+                        *kwargs["update_fields"],
+                        "check_status",
+                        "checked_at",
+                        "check_detail",
+                    }
+        super().save(*args, **kwargs)
+
+    @property
+    def check_passed(self) -> bool:
+        return self.check_status == "passed"
 
 
 class Question(models.Model):

@@ -13,6 +13,7 @@ from .models import (
     Chapter,
     ChapterProgress,
     Choice,
+    CodeListing,
     Equation,
     EquationPart,
     LabelAttempt,
@@ -235,3 +236,32 @@ def _earliest_of(a: datetime | None, b: datetime | None) -> datetime | None:
 
 def _latest_of(a: datetime | None, b: datetime | None) -> datetime | None:
     return max(x for x in (a, b) if x is not None) if (a or b) else None
+
+
+def check_listing(*, listing: CodeListing) -> CodeListing:
+    """Run a Python listing in the notebook's sandbox and keep whether it prints its output.
+
+    Side effects: starts a contained child process (notebook/runner.py); saves the listing's
+    check_status, checked_at and check_detail (which moves the chapter's version through
+    signals, so cached pages show the new result). Never raises for what the code does.
+    """
+    from django.conf import settings
+
+    from notebook import runner
+
+    if listing.language.lower() not in ("python", "py", "python3"):
+        result = runner.RunResult(status=runner.NOT_RUN, detail="Only Python listings are run.")
+    else:
+        result = runner.run_snippet(
+            listing.source,
+            expected_output=listing.expected_output,
+            time_limit=settings.SNIPPET_TIME_LIMIT,
+            memory_limit_mb=settings.SNIPPET_MEMORY_LIMIT_MB,
+            max_output_bytes=settings.SNIPPET_MAX_OUTPUT_BYTES,
+        )
+    listing.check_status = result.status
+    listing.checked_at = timezone.now()
+    listing.check_detail = result.diff or result.detail or ""
+    listing.save(update_fields=["check_status", "checked_at", "check_detail"])
+    log.info("listing %s (%s): %s", listing.pk, listing.filename, result.status)
+    return listing
