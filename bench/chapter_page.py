@@ -23,11 +23,14 @@ import secrets
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._load import run_load  # noqa: E402
+
 CHAPTER = "/courses/reading-ml-papers/capstone-three-equations/"
 TRIVIAL = "/bench/trivial/"
 
@@ -108,32 +111,11 @@ def _wait_ready(port: int, server: subprocess.Popen, timeout: float = 60) -> Non
 
 def measure(port: int, path: str, *, seconds: float, concurrency: int) -> float:
     """Requests per second with ``concurrency`` clients for ``seconds``; non-200 fails."""
-    done = [0] * concurrency
-    errors: list[str] = []
-    stop = time.monotonic() + seconds
-
-    def client(i: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        while time.monotonic() < stop:
-            conn.request("GET", path)
-            response = conn.getresponse()
-            response.read()
-            if response.status != 200:
-                errors.append(f"{response.status} {path}")
-                return
-            done[i] += 1
-        conn.close()
-
-    started = time.monotonic()
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(concurrency)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.monotonic() - started
-    if errors:
-        raise RuntimeError(f"bad responses: {errors[:3]}")
-    return sum(done) / elapsed
+    result = run_load(port, [path], seconds=seconds, threads=concurrency)
+    bad = {status: n for status, n in result.statuses.items() if status != 200}
+    if bad or result.errors:
+        raise RuntimeError(f"bad responses for {path}: {bad}, {result.errors} errors")
+    return result.rps
 
 
 def main() -> int:
