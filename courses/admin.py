@@ -220,7 +220,8 @@ class QuestionAdmin(admin.ModelAdmin):
 
 @admin.register(Symbol)
 class SymbolAdmin(admin.ModelAdmin):
-    list_display = ["glyph", "name", "slug", "latex"]
+    list_display = ["glyph", "name", "slug", "latex", "kind"]
     list_display_links = ["glyph", "name"]
+    list_filter = ["kind"]
     search_fields = ["name", "slug", "latex", "explanation"]
     prepopulated_fields = {"slug": ["name"]}

@@ -638,7 +638,10 @@ def load_glossary() -> int:
     for entry in GLOSSARY:
         Symbol.objects.update_or_create(
             slug=entry["slug"],
-            defaults={k: entry[k] for k in ("name", "glyph", "latex", "tokens", "explanation")},
+            defaults={
+                k: entry[k]
+                for k in ("name", "glyph", "latex", "tokens", "explanation", "kind", "extremes")
+            },
         )
     return len(GLOSSARY)
 

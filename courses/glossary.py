@@ -701,3 +701,34 @@ GLOSSARY: list[dict] = [
         "In an SVD, the orthogonal matrix whose columns are the output directions.",
     ),
 ]
+
+
+# How the seven questions treat each symbol (Symbol.kind; "quantity" when not listed) and the
+# prompt they give for "what happens at the extremes" (Symbol.extremes).
+_KINDS = {
+    "learned": ["gamma", "beta", "theta", "matrix-a", "probability"],
+    "constant": [
+        "epsilon", "eta", "beta-1", "beta-2", "tau", "d-k", "d-v", "d", "count-n", "rope-angle",
+    ],
+    "operation": [
+        "softmax", "attention", "layer-norm", "rms-norm", "rope", "argmax", "argmin", "max", "min",
+        "exp", "log", "cos", "sin", "variance-op", "expectation", "transpose", "inverse",
+        "square-root", "fraction", "hadamard", "sum", "norm", "inner-product", "partial", "nabla",
+        "superscript", "hat", "big-o",
+    ],
+    "notation": ["subscript", "bold", "index", "time-step"],
+}  # fmt: skip
+_EXTREMES = {
+    "epsilon": "ε → 0 (and a zero variance): ?  ε large: ?",
+    "eta": "η → 0: ?  η large: ?",
+    "beta-1": "β₁ = 0: ?  β₁ → 1: ?",
+    "beta-2": "β₂ = 0: ?  β₂ → 1: ?",
+    "tau": "τ → 0: ?  τ → ∞: ?",
+    "d-k": "d_k → ∞ (with and without the divisor): ?",
+    "d": "d = 1: ?  d large: ?",
+    "time-step": "t = 1: ?  t → ∞: ?",
+    "count-n": "N = 1: ?  N → ∞: ?",
+}
+for _e in GLOSSARY:
+    _e["kind"] = next((k for k, slugs in _KINDS.items() if _e["slug"] in slugs), "quantity")
+    _e["extremes"] = _EXTREMES.get(_e["slug"], "")

@@ -86,6 +86,15 @@ class Course(models.Model):
 class Symbol(models.Model):
     """A glossary entry: one piece of notation, how it looks, how it is typed, what it means."""
 
+    class Kind(models.TextChoices):
+        """What the notation stands for; the seven questions sort an equation's symbols by it."""
+
+        QUANTITY = "quantity", "quantity (data or a computed value)"
+        LEARNED = "learned", "learned (set by training)"
+        CONSTANT = "constant", "constant or hyper-parameter (picked by hand)"
+        OPERATION = "operation", "operation"
+        NOTATION = "notation", "notation (an index, a typeface, a grouping)"
+
     name = models.CharField(max_length=100)
     slug = models.SlugField(max_length=100, unique=True)
     glyph = models.CharField(max_length=40, help_text="As it is shown, in Unicode: √, ᵀ, ε …")
@@ -96,12 +105,28 @@ class Symbol(models.Model):
         help_text='LaTeX commands or Unicode characters that denote it, e.g. ["\\\\sqrt", "√"].',
     )
     explanation = models.TextField(help_text="Markdown with $math$.")
+    kind = models.CharField(
+        max_length=20,
+        choices=Kind.choices,
+        default=Kind.QUANTITY,
+        help_text="How the seven questions treat it: an input, learned, a constant, an operation.",
+    )
+    extremes = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The seven questions' prompt for “what happens at the extremes”, "
+        "e.g. “τ → 0: ?  τ → ∞: ?”. Leave empty when there is nothing to push.",
+    )
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return f"{self.glyph} {self.name}"
+
+    @property
+    def is_input(self) -> bool:
+        return self.kind == self.Kind.QUANTITY
 
     def clean(self) -> None:
         if not isinstance(self.tokens, list) or not all(isinstance(t, str) for t in self.tokens):

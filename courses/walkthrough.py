@@ -17,8 +17,8 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods
 
-from courses.explorer import Decoded, decode, load_symbols
-from courses.models import Chapter, Equation, Walkthrough
+from courses.explorer import Decoded, _attr, decode, load_symbols
+from courses.models import Chapter, Equation, Symbol, Walkthrough
 from courses.widget_forms import MAX_LATEX, MAX_QUERY_STRING, DecodeForm
 from courses.widgets import cacheable, form_errors
 from platform.rendering import render_markdown, render_math
@@ -35,39 +35,6 @@ QUESTIONS: list[tuple[str, str, str]] = [
     ("extremes", "What happens at the extremes?", "Push each constant to 0 and to ∞."),
     ("ablations", "What breaks without each part?", "Delete one piece at a time: what fails?"),
 ]
-
-# How the walk-through prefills its answers from what the explorer recognised.
-LEARNED = {"gamma", "beta", "theta", "matrix-a", "probability"}
-CONSTANTS = {
-    "epsilon",
-    "eta",
-    "beta-1",
-    "beta-2",
-    "tau",
-    "d-k",
-    "d-v",
-    "d",
-    "count-n",
-    "rope-angle",
-}
-OPERATIONS = {
-    "softmax", "attention", "layer-norm", "rms-norm", "rope", "argmax", "argmin", "max", "min",
-    "exp", "log", "cos", "sin", "variance-op", "expectation", "transpose", "inverse",
-    "square-root", "fraction", "hadamard", "sum", "norm", "inner-product", "partial", "nabla",
-    "superscript", "hat", "big-o",
-}  # fmt: skip
-NOT_INPUTS = LEARNED | CONSTANTS | OPERATIONS | {"subscript", "bold", "index", "time-step"}
-_EXTREMES = {
-    "epsilon": "ε → 0 (and a zero variance): ?  ε large: ?",
-    "eta": "η → 0: ?  η large: ?",
-    "beta-1": "β₁ = 0: ?  β₁ → 1: ?",
-    "beta-2": "β₂ = 0: ?  β₂ → 1: ?",
-    "tau": "τ → 0: ?  τ → ∞: ?",
-    "d-k": "d_k → ∞ (with and without the divisor): ?",
-    "d": "d = 1: ?  d large: ?",
-    "time-step": "t = 1: ?  t → ∞: ?",
-    "count-n": "N = 1: ?  N → ∞: ?",
-}
 
 
 @lru_cache(maxsize=2048)
@@ -170,27 +137,36 @@ def _left_side(latex: str) -> str:
 
 
 def prefill(latex: str, decoded: Decoded, equation: Equation | None) -> dict[str, str]:
-    """Starting answers from what the explorer recognised; the learner edits them."""
-    symbols = decoded.symbols
+    """Starting answers from what the explorer recognised; the learner edits them.
 
-    def names(keep) -> str:
-        return "; ".join(f"{e.occurrences[0]} — {e.name}" for e in symbols if keep(e.key))
+    Each recognised symbol's ``kind`` (edited in admin with the glossary) sorts it into inputs,
+    learned parameters, constants and operations; its ``extremes`` prompt seeds question six.
+    """
+    Kind = Symbol.Kind
+    symbols = [(e, _attr(e.symbol, "kind"), _attr(e.symbol, "extremes")) for e in decoded.symbols]
+
+    def names(*kinds: str) -> str:
+        return "; ".join(
+            f"{e.occurrences[0]} — {e.name}" for e, kind, _ in symbols if kind in kinds
+        )
 
     lhs = _left_side(latex)
     shapes = equation.shape_note if equation and equation.shape_note else ""
     if not shapes:
-        shapes = "; ".join(f"{e.occurrences[0]}: ? × ?" for e in symbols if e.key not in NOT_INPUTS)
+        shapes = "; ".join(
+            f"{e.occurrences[0]}: ? × ?" for e, kind, _ in symbols if kind == Kind.QUANTITY
+        )
     return {
         "output": f"{lhs}: " if lhs else "",
-        "inputs": names(lambda k: k not in NOT_INPUTS),
-        "learned": names(lambda k: k in LEARNED),
+        "inputs": names(Kind.QUANTITY),
+        "learned": names(Kind.LEARNED),
         "shapes": shapes,
-        "operations": names(lambda k: k in OPERATIONS),
-        "extremes": "\n".join(_EXTREMES[e.key] for e in symbols if e.key in _EXTREMES),
+        "operations": names(Kind.OPERATION),
+        "extremes": "\n".join(prompt for _, _, prompt in symbols if prompt),
         "ablations": "\n".join(
             f"Without {e.occurrences[0]} ({e.name}): ?"
-            for e in symbols
-            if e.key in OPERATIONS | CONSTANTS and e.key not in {"fraction", "superscript"}
+            for e, kind, _ in symbols
+            if kind in (Kind.OPERATION, Kind.CONSTANT) and e.key not in {"fraction", "superscript"}
         ),
     }
 
