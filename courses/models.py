@@ -26,6 +26,8 @@ from django.db.models import Count, Prefetch, Q
 from django.urls import reverse
 from django.utils import timezone
 
+from platform.models import Publishable, PublishableQuerySet
+
 if TYPE_CHECKING:
     from courses.progress import Learner
 
@@ -133,7 +135,7 @@ class Symbol(models.Model):
             raise ValidationError({"tokens": 'Give a list of strings, e.g. ["\\\\sqrt", "√"].'})
 
 
-class ChapterQuerySet(models.QuerySet):
+class ChapterQuerySet(PublishableQuerySet):
     def published(self) -> ChapterQuerySet:
         """Chapters learners may see: published, in a published course."""
         return self.filter(published=True, course__published=True)
@@ -166,16 +168,12 @@ class ChapterQuerySet(models.QuerySet):
         )
 
 
-class Chapter(models.Model):
+class Chapter(Publishable):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="chapters")
     slug = models.SlugField(max_length=100)
     title = models.CharField(max_length=200)
     summary = models.TextField(blank=True, help_text="One or two sentences under the title.")
     order = models.PositiveIntegerField(default=0, help_text="Position in the course.")
-    published = models.BooleanField(default=False)
-    published_at = models.DateTimeField(
-        null=True, blank=True, editable=False, help_text="Set the first time it is published."
-    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     prerequisites = models.ManyToManyField(
@@ -217,13 +215,6 @@ class Chapter(models.Model):
 
     def __str__(self) -> str:
         return self.title
-
-    def save(self, *args, **kwargs) -> None:
-        if self.published and self.published_at is None:
-            self.published_at = timezone.now()
-            if "update_fields" in kwargs and kwargs["update_fields"] is not None:
-                kwargs["update_fields"] = {*kwargs["update_fields"], "published_at"}
-        super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
         return reverse(

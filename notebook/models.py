@@ -15,6 +15,8 @@ from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
+from platform.models import Publishable, PublishableQuerySet
+
 
 class Topic(models.Model):
     name = models.CharField(max_length=80, unique=True)
@@ -31,10 +33,7 @@ class Topic(models.Model):
         return reverse("notebook:topic", kwargs={"slug": self.slug})
 
 
-class NoteQuerySet(models.QuerySet):
-    def published(self) -> NoteQuerySet:
-        return self.filter(published=True)
-
+class NoteQuerySet(PublishableQuerySet):
     def with_marks(self) -> NoteQuerySet:
         """Everything a listing shows (topics, Verified, Corrected) in a fixed number of queries."""
         return self.prefetch_related(
@@ -93,7 +92,7 @@ class NoteQuerySet(models.QuerySet):
         return self.filter(condition)
 
 
-class Note(models.Model):
+class Note(Publishable):
     class Kind(models.TextChoices):
         CODE = "code", "Code note"
         DERIVATION = "derivation", "Derivation"
@@ -112,10 +111,6 @@ class Note(models.Model):
     written_up_in_title = models.CharField("written up in (title)", max_length=200, blank=True)
     part_of = models.CharField("part of (title)", max_length=200, blank=True)
     part_of_url = models.URLField("part of (link)", blank=True)
-    published = models.BooleanField(default=False)
-    published_at = models.DateTimeField(
-        null=True, blank=True, editable=False, help_text="Set the first time the note is published."
-    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -128,13 +123,6 @@ class Note(models.Model):
 
     def __str__(self) -> str:
         return self.title
-
-    def save(self, *args, **kwargs) -> None:
-        if self.published and self.published_at is None:
-            self.published_at = timezone.now()
-            if kwargs.get("update_fields") is not None:
-                kwargs["update_fields"] = {*kwargs["update_fields"], "published_at"}
-        super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
         return reverse("notebook:note", kwargs={"slug": self.slug})
