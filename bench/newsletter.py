@@ -2,7 +2,7 @@
 
 For each list size (default 10,000 and 100,000 confirmed subscribers):
 
-* **worker path**: ``services.start_send`` (freeze + dispatch) and a real
+* **worker path**: ``sending.start_send`` (freeze + dispatch) and a real
   ``python -m celery -A platform worker --concurrency=2`` (env BENCH_CONCURRENCY) on Redis
   sending the issue in chunks, into an aiosmtpd sink (a separate process that accepts and
   discards); timed from the start of the send until the issue is *sent*. The worker's peak
@@ -169,8 +169,9 @@ def _tree_rss_kib(pid: int) -> int:
 
 
 def run_worker_path(issue_id: int, size: int, sink: SinkProcess, env: dict[str, str]) -> dict:
-    from newsletter import services
+    from newsletter import tasks
     from newsletter.models import Issue
+    from newsletter.services import sending
 
     log = open(ROOT / "var" / "bench-newsletter" / "worker.log", "wb")  # noqa: SIM115
     worker_env = {
@@ -189,7 +190,7 @@ def run_worker_path(issue_id: int, size: int, sink: SinkProcess, env: dict[str, 
         idle_rss = _tree_rss_kib(worker.pid)
         before = sink.count()
         started = time.perf_counter()
-        services.start_send(issue_id=issue_id)
+        sending.start_send(issue_id=issue_id, queue_chunk=tasks.queue_chunk)
         peak = idle_rss
         issue = Issue.objects.get(pk=issue_id)
         while True:

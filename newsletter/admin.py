@@ -20,8 +20,9 @@ from django.utils.decorators import method_decorator
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
-from . import emails, services
+from . import emails, tasks
 from .models import Delivery, Issue, Subscriber
+from .services import composing, sending
 
 FAILURES_SHOWN = 20
 
@@ -159,7 +160,7 @@ class IssueAdmin(admin.ModelAdmin):
 
     def _send_test(self, request: HttpRequest, issue: Issue) -> None:
         try:
-            services.send_test(issue=issue, to_email=request.user.email)
+            composing.send_test(issue=issue, to_email=request.user.email)
         except (smtplib.SMTPException, OSError) as exc:
             self.message_user(request, f"The test could not be sent: {exc}", messages.ERROR)
         else:
@@ -177,13 +178,13 @@ class IssueAdmin(admin.ModelAdmin):
                 request, f"“{issue}” is {issue.status}; not sent again.", messages.WARNING
             )
             return
-        count = services.start_send(issue_id=issue.pk)
+        count = sending.start_send(issue_id=issue.pk, queue_chunk=tasks.queue_chunk)
         self.message_user(request, f"Sending “{issue}” to {count} confirmed subscribers.")
 
     @method_decorator(require_POST)
     def retry_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         issue = self._issue(request, pk, change=True)
-        count = services.retry_failed(issue_id=issue.pk)
+        count = sending.retry_failed(issue_id=issue.pk, queue_chunk=tasks.queue_chunk)
         self.message_user(request, f"{count} failed deliveries queued again.")
         return self._back(issue)
 
@@ -191,7 +192,7 @@ class IssueAdmin(admin.ModelAdmin):
     def draft_next_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_add_permission(request):
             raise PermissionDenied
-        issue = services.draft_next_issue()
+        issue = composing.draft_next_issue()
         self.message_user(
             request, f"Drafted “{issue}” from what was published since the last letter."
         )
@@ -209,7 +210,8 @@ class IssueAdmin(admin.ModelAdmin):
     )
     def retry_failed(self, request, queryset) -> None:
         total = sum(
-            services.retry_failed(issue_id=pk) for pk in queryset.values_list("pk", flat=True)
+            sending.retry_failed(issue_id=pk, queue_chunk=tasks.queue_chunk)
+            for pk in queryset.values_list("pk", flat=True)
         )
         self.message_user(request, f"{total} failed deliveries queued again.")
 
@@ -222,7 +224,7 @@ class IssueAdmin(admin.ModelAdmin):
         description="Draft next week's issue from new notes and chapters", permissions=["add"]
     )
     def draft_next_issue(self, request, queryset) -> None:
-        issue = services.draft_next_issue()
+        issue = composing.draft_next_issue()
         self.message_user(request, f"Drafted “{issue}”.")
 
     def change_view(self, request, object_id, form_url="", extra_context=None):

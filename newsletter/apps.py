@@ -15,6 +15,6 @@ class NewsletterConfig(AppConfig):
 def _link_subscription(request, email_address, **kwargs) -> None:
     """An address verified by allauth: tie its subscription to the account (derived data), so
     that deleting the account deletes the subscription as the account page promises."""
-    from .services import link_confirmed_address
+    from .services import subscriptions
 
-    link_confirmed_address(user=email_address.user, email=email_address.email)
+    subscriptions.link_confirmed_address(user=email_address.user, email=email_address.email)

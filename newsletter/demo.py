@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from . import services
 from .models import Issue
+from .services import schedule
 
 WELCOME_SUBJECT = "From Scratch — the first letter: reading attention"
 
@@ -32,7 +32,7 @@ their spread near 1 whatever the width, so the softmax does not saturate.
 
 
 def load() -> str:
-    schedule = services.ensure_periodic_tasks()
+    beat = schedule.ensure_periodic_tasks()
     _issue, created = Issue.objects.get_or_create(
         subject=WELCOME_SUBJECT,
         defaults={
@@ -43,4 +43,4 @@ def load() -> str:
             "finished_at": timezone.now() - timedelta(days=7),
         },
     )
-    return f"beat schedule: {schedule}; archive issue {'created' if created else 'already there'}"
+    return f"beat schedule: {beat}; archive issue {'created' if created else 'already there'}"

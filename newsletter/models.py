@@ -1,8 +1,8 @@
 """Subscribers, issues and the per-recipient deliveries of a send.
 
-A send is a set of Delivery rows frozen in one statement (services.start_send); every later
-step reads and writes those rows, so the database — not the broker — is the record of who has
-been sent what. See services.py for the state machine.
+A send is a set of Delivery rows frozen in one statement (``services.sending.start_send``);
+every later step reads and writes those rows, so the database — not the broker — is the record
+of who has been sent what. See services/sending.py for the state machine.
 """
 
 from __future__ import annotations

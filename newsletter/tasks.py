@@ -2,6 +2,7 @@
 
 All tasks run with the global ``acks_late`` and ``task_reject_on_worker_lost``: a chunk whose
 worker dies is handed out again by the broker (and, if the broker lost it, by the sweeper).
+The sending services never import this module; they are handed :func:`queue_chunk`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,15 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
-from . import services
 from .models import Issue
+from .services import sending
 
 log = logging.getLogger(__name__)
+
+
+def queue_chunk(issue_id: int, first_id: int, last_id: int, *, countdown: int = 0) -> None:
+    """Publish one ``send_chunk`` message: how the sending services hand out work."""
+    send_chunk.apply_async((issue_id, first_id, last_id), countdown=countdown or None)
 
 
 @shared_task(
@@ -24,8 +30,12 @@ log = logging.getLogger(__name__)
     time_limit=settings.NEWSLETTER_CHUNK_TIME_LIMIT * 2,
 )
 def send_chunk(self, issue_id: int, first_id: int, last_id: int) -> None:
-    result = services.send_chunk(
-        issue_id=issue_id, first_id=first_id, last_id=last_id, owner=self.request.id or ""
+    result = sending.send_chunk(
+        issue_id=issue_id,
+        first_id=first_id,
+        last_id=last_id,
+        owner=self.request.id or "",
+        queue_chunk=queue_chunk,
     )
     log.info(
         "issue %s chunk %s-%s: %s sent, %s deferred, %s failed, %s skipped, %s left for later",
@@ -42,20 +52,20 @@ def send_chunk(self, issue_id: int, first_id: int, last_id: int) -> None:
 
 @shared_task
 def send_issue(issue_id: int) -> None:
-    created = services.start_send(issue_id=issue_id)
+    created = sending.start_send(issue_id=issue_id, queue_chunk=queue_chunk)
     log.info("issue %s: %s deliveries frozen", issue_id, created)
 
 
 @shared_task
 def send_due_issues() -> None:
-    started = services.send_due_issues()
+    started = sending.send_due_issues(queue_chunk=queue_chunk)
     if started:
         log.info("started scheduled issues %s", started)
 
 
 @shared_task
 def sweep() -> None:
-    requeued = services.sweep()
-    sending = Issue.objects.filter(status=Issue.Status.SENDING).count()
-    if requeued or sending:
-        log.info("sweep: %s issue(s) sending, re-queued %s", sending, requeued)
+    requeued = sending.sweep(queue_chunk=queue_chunk)
+    sending_now = Issue.objects.filter(status=Issue.Status.SENDING).count()
+    if requeued or sending_now:
+        log.info("sweep: %s issue(s) sending, re-queued %s", sending_now, requeued)

@@ -16,9 +16,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from . import services, tokens
+from . import tokens
 from .forms import SubscribeForm
 from .models import Issue, Subscriber
+from .services import subscriptions
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ def subscribe(request: HttpRequest) -> HttpResponse:
         return render(request, template, context, status=400)
     address = form.cleaned_data["email"]
     try:
-        services.request_subscription(email=address, source=form.cleaned_data["source"])
+        subscriptions.request_subscription(email=address, source=form.cleaned_data["source"])
     except (smtplib.SMTPException, OSError):
         log.exception("newsletter: could not send the confirmation email")
         context = {
@@ -102,7 +103,7 @@ def confirm(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "newsletter/link_invalid.html", {"reason": str(exc)}, status=400)
     confirmed = subscriber.status == Subscriber.Status.CONFIRMED
     if request.method == "POST" and not confirmed:
-        services.confirm_subscription(subscriber=subscriber)
+        subscriptions.confirm_subscription(subscriber=subscriber)
         confirmed = True
         just_confirmed = True
     else:
@@ -129,7 +130,7 @@ def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "newsletter/link_invalid.html", {"reason": str(exc)}, status=400)
     just_unsubscribed = False
     if request.method == "POST":
-        services.unsubscribe(subscriber=subscriber)
+        subscriptions.unsubscribe(subscriber=subscriber)
         just_unsubscribed = True
     return render(
         request,
@@ -145,7 +146,7 @@ def resubscribe(request: HttpRequest, token: str) -> HttpResponse:
         subscriber = tokens.subscriber_from_unsubscribe(token)
     except tokens.BadToken as exc:
         return render(request, "newsletter/link_invalid.html", {"reason": str(exc)}, status=400)
-    services.resubscribe(subscriber=subscriber)
+    subscriptions.resubscribe(subscriber=subscriber)
     return render(
         request,
         "newsletter/unsubscribe.html",
@@ -166,7 +167,7 @@ def _account_answer(request: HttpRequest, message: str) -> HttpResponse:
 @require_POST
 def account_subscribe(request: HttpRequest) -> HttpResponse:
     """Subscribe the learner's verified address at once (no confirmation mail needed)."""
-    subscriber = services.subscribe_account(user=request.user)
+    subscriber = subscriptions.subscribe_account(user=request.user)
     if subscriber is None:
         return _account_answer(request, "Verify your email address first, then subscribe here.")
     return _account_answer(request, f"Subscribed: the letter goes to {subscriber.email}.")
@@ -175,7 +176,7 @@ def account_subscribe(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def account_unsubscribe(request: HttpRequest) -> HttpResponse:
-    services.unsubscribe_account(user=request.user)
+    subscriptions.unsubscribe_account(user=request.user)
     return _account_answer(request, "Unsubscribed: no more letters.")
 
 

@@ -1,4 +1,4 @@
-"""Newsletter workflows: subscribing, and sending an issue reliably.
+"""Sending an issue reliably: freeze the recipients, send in chunks, sweep, finalise.
 
 How a send survives crashes
 ---------------------------
@@ -17,6 +17,12 @@ How a send survives crashes
   seconds (a chunk lost with an emptied Redis, a dispatch that never reached the broker) and
   finalises an issue — *sent*, or *failed* if nothing at all could be delivered — only when no
   row is queued any more. Nothing depends on a message surviving in Redis.
+
+Handing out work
+----------------
+This module never imports ``newsletter.tasks`` (the tasks import it). A workflow that puts chunks
+on the broker takes a ``queue_chunk`` callable — :func:`newsletter.tasks.queue_chunk` in the
+site, a recorder in tests — or ``None`` to queue nothing and leave the rows to the sweeper.
 """
 
 from __future__ import annotations
@@ -25,208 +31,32 @@ import contextlib
 import logging
 import smtplib
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
+from typing import Protocol
 
 from django.conf import settings
 from django.core.mail import get_connection
 from django.core.mail.backends.smtp import EmailBackend as SmtpBackend
 from django.core.mail.message import sanitize_address
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import F, Min, Q
 from django.utils import timezone
 
-from . import emails
-from .models import Delivery, Issue, Subscriber
+from .. import emails
+from ..models import Delivery, Issue, Subscriber
 
 log = logging.getLogger(__name__)
 
-SWEEP_TASK_NAME = "newsletter: sweep stuck deliveries"
-SEND_DUE_TASK_NAME = "newsletter: send due issues (weekly)"
 
+class QueueChunk(Protocol):
+    """Puts one chunk on the broker: deliveries ``first_id``..``last_id`` of an issue, to be
+    sent in ``countdown`` seconds (0: now). May raise if the broker is unreachable."""
 
-# --- subscribing ------------------------------------------------------------------------------
-
-
-def request_subscription(*, email: str, source: str = "", name: str = "") -> Subscriber:
-    """A sign-up from the public form.
-
-    Side effects: creates a *pending* Subscriber for a new address (an existing row keeps its
-    status until its owner confirms); sends exactly one email — the confirmation link, or for a
-    confirmed address a note that it is already subscribed — so the answer and the work are the
-    same whether or not the address was known.
-    """
-    email = email.strip()
-    subscriber = Subscriber.objects.for_email(email).first()
-    if subscriber is None:
-        try:
-            with transaction.atomic():
-                subscriber = Subscriber.objects.create(
-                    email=email, name=name[:150], source=source[:100]
-                )
-        except IntegrityError:  # a concurrent sign-up for the same address won the race
-            subscriber = Subscriber.objects.for_email(email).get()
-    emails.confirmation_message(subscriber).send()
-    return subscriber
-
-
-def confirm_subscription(*, subscriber: Subscriber) -> None:
-    """Double opt-in done. Side effects: status → confirmed; links the row to the account that
-    has this address verified, if any (so deleting that account deletes the subscription)."""
-    subscriber.confirm()
-    if subscriber.user_id is None:
-        user_id = _verified_owner(subscriber.email)
-        if user_id is not None:
-            Subscriber.objects.filter(pk=subscriber.pk).update(user_id=user_id)
-
-
-def unsubscribe(*, subscriber: Subscriber) -> None:
-    """Side effects: status → unsubscribed; queued deliveries to them are skipped at send time."""
-    subscriber.unsubscribe()
-
-
-def resubscribe(*, subscriber: Subscriber) -> None:
-    """Undo an unsubscribe from the link in a received issue (the token proves the mailbox).
-    Side effects: status → confirmed."""
-    subscriber.confirm()
-
-
-def verified_address(user) -> str | None:
-    """The user's primary address if allauth has it verified, else None."""
-    from allauth.account.models import EmailAddress
-
-    row = (
-        EmailAddress.objects.filter(user=user, verified=True)
-        .order_by("-primary", "id")
-        .values_list("email", flat=True)
-        .first()
-    )
-    return row
-
-
-def _verified_owner(email: str) -> int | None:
-    from allauth.account.models import EmailAddress
-
-    return (
-        EmailAddress.objects.filter(email__iexact=email, verified=True)
-        .values_list("user_id", flat=True)
-        .first()
-    )
-
-
-def account_subscription(user) -> Subscriber | None:
-    """The subscription of a signed-in user: linked to the account, or for their verified
-    address."""
-    linked = Subscriber.objects.filter(user=user).order_by("-id").first()
-    if linked is not None:
-        return linked
-    address = verified_address(user)
-    return Subscriber.objects.for_email(address).first() if address else None
-
-
-def subscribe_account(*, user) -> Subscriber | None:
-    """Subscribe a signed-in learner's verified address without a confirmation mail.
-
-    Side effects: creates or updates the Subscriber for that address as confirmed and linked to
-    the user. Returns None (and changes nothing) if the user has no verified address.
-    """
-    address = verified_address(user)
-    if address is None:
-        return None
-    with transaction.atomic():
-        subscriber = Subscriber.objects.select_for_update().for_email(address).first()
-        if subscriber is None:
-            subscriber = Subscriber(email=address, source="account")
-        subscriber.user = user
-        subscriber.name = subscriber.name or user.first_name
-        subscriber.status = Subscriber.Status.CONFIRMED
-        subscriber.confirmed_at = timezone.now()
-        subscriber.unsubscribed_at = None
-        subscriber.save()
-    return subscriber
-
-
-def unsubscribe_account(*, user) -> Subscriber | None:
-    """Side effects: the user's subscription (if any) → unsubscribed."""
-    subscriber = account_subscription(user)
-    if subscriber is not None:
-        subscriber.unsubscribe()
-    return subscriber
-
-
-def link_confirmed_address(*, user, email: str) -> int:
-    """allauth confirmed ``email`` for ``user``: tie existing subscriptions for it to the
-    account. Side effects: sets Subscriber.user on unlinked rows for that address."""
-    return Subscriber.objects.for_email(email).filter(user__isnull=True).update(user=user)
-
-
-# --- composing --------------------------------------------------------------------------------
-
-
-def _published_since(model_path: str, since: datetime) -> list:
-    """Rows of another app's model published after ``since``; [] if that app has no such model
-    yet (courses and notebook are written in parallel with this app)."""
-    from django.apps import apps
-
-    app_label, model_name = model_path.split(".")
-    try:
-        model = apps.get_model(app_label, model_name)
-    except LookupError:
-        return []
-    manager = model.objects
-    if not hasattr(manager, "published"):
-        return []
-    return list(manager.published().filter(published_at__gt=since).order_by("published_at"))
-
-
-def next_send_time(now: datetime) -> datetime:
-    """Next Monday 08:00 UTC strictly after ``now`` (the default weekly slot)."""
-    base = now.astimezone(UTC).replace(hour=8, minute=0, second=0, microsecond=0)
-    days = (7 - base.weekday()) % 7
-    candidate = base + timedelta(days=days)
-    return candidate if candidate > now else candidate + timedelta(days=7)
-
-
-def draft_next_issue(*, now: datetime | None = None) -> Issue:
-    """Draft next week's issue from the chapters and notes published since the last sent issue.
-
-    Side effects: creates a *draft* Issue (send time: next Monday 08:00 UTC). Nothing is sent.
-    """
-    now = now or timezone.now()
-    last = Issue.objects.sent().exclude(finished_at=None).order_by("-finished_at").first()
-    since = last.finished_at if last else now - timedelta(days=7)
-    chapters = _published_since("courses.Chapter", since)
-    notes = _published_since("notebook.Note", since)
-    lines = ["What is new on From Scratch since the last letter.", ""]
-    if chapters:
-        lines += ["## New chapters", ""]
-        lines += [f"- [{c.title}]({emails.absolute(c.get_absolute_url())})" for c in chapters]
-        lines.append("")
-    if notes:
-        lines += ["## From the notebook", ""]
-        lines += [f"- [{n.title}]({emails.absolute(n.get_absolute_url())})" for n in notes]
-        lines.append("")
-    if not chapters and not notes:
-        lines += ["Nothing new was published this week; write a few words here.", ""]
-    send_at = next_send_time(now)
-    return Issue.objects.create(
-        subject=f"From Scratch — week of {send_at:%-d %B %Y}",
-        body="\n".join(lines),
-        status=Issue.Status.DRAFT,
-        send_at=send_at,
-    )
-
-
-def send_test(*, issue: Issue, to_email: str) -> None:
-    """Send the issue to one address, marked [TEST]. Side effects: one email; no Delivery rows,
-    no status change. The unsubscribe link is the real one if the address subscribes."""
-    subscriber = Subscriber.objects.for_email(to_email).first() or Subscriber(pk=0, email=to_email)
-    msg = emails.IssueMail(issue).message(subscriber)
-    msg.subject = f"[TEST] {msg.subject}"
-    msg.send()
-
-
-# --- sending ----------------------------------------------------------------------------------
+    def __call__(
+        self, issue_id: int, first_id: int, last_id: int, *, countdown: int = 0
+    ) -> None: ...
 
 
 def _freeze_recipients(issue_id: int, now: datetime) -> int:
@@ -246,12 +76,12 @@ def _freeze_recipients(issue_id: int, now: datetime) -> int:
         return max(cursor.rowcount, 0)
 
 
-def start_send(*, issue_id: int, dispatch: bool = True) -> int:
+def start_send(*, issue_id: int, queue_chunk: QueueChunk | None) -> int:
     """Start sending an issue now.
 
     Side effects: in one transaction, Issue → *sending* (started_at) and one queued Delivery per
-    confirmed subscriber; after commit, chunk tasks are queued (``dispatch_chunks``). An issue
-    that is not draft/scheduled is left alone (returns 0): starting twice sends once.
+    confirmed subscriber; after commit, its chunks go to ``queue_chunk`` (``dispatch_chunks``).
+    An issue that is not draft/scheduled is left alone (returns 0): starting twice sends once.
     Returns the number of deliveries created.
     """
     with transaction.atomic():
@@ -265,15 +95,17 @@ def start_send(*, issue_id: int, dispatch: bool = True) -> int:
         issue.started_at = now
         issue.finished_at = None
         issue.save(update_fields=["status", "started_at", "finished_at", "updated_at"])
-        if dispatch:
-            transaction.on_commit(lambda: dispatch_chunks(issue_id=issue_id))
+        if queue_chunk is not None:
+            transaction.on_commit(
+                lambda: dispatch_chunks(issue_id=issue_id, queue_chunk=queue_chunk)
+            )
     log.info("issue %s: sending to %s recipients", issue_id, created)
     if created == 0:
         finalize_if_done(issue_id=issue_id)
     return created
 
 
-def _ranges(ids, size: int):
+def _ranges(ids: Iterable[int], size: int) -> Iterator[tuple[int, int]]:
     first = last = None
     count = 0
     for pk in ids:
@@ -288,15 +120,16 @@ def _ranges(ids, size: int):
         yield first, last
 
 
-def dispatch_chunks(*, issue_id: int, ids=None) -> int:
-    """Queue one ``send_chunk`` task per NEWSLETTER_CHUNK_SIZE queued deliveries (id ranges).
+def dispatch_chunks(
+    *, issue_id: int, queue_chunk: QueueChunk, ids: Iterable[int] | None = None
+) -> int:
+    """Queue one chunk per NEWSLETTER_CHUNK_SIZE queued deliveries (id ranges) of the issue, or
+    of ``ids`` only.
 
-    Side effects: publishes tasks. If the broker is unreachable the error is logged and the
-    sweeper queues the rows once they have been untouched for NEWSLETTER_STALE_AFTER seconds.
-    Returns the number of tasks published.
+    Side effects: calls ``queue_chunk`` per range. If the broker is unreachable the error is
+    logged and the sweeper queues the rows once they have been untouched for
+    NEWSLETTER_STALE_AFTER seconds. Returns the number of chunks queued.
     """
-    from .tasks import send_chunk
-
     if ids is None:
         ids = (
             Delivery.objects.filter(issue_id=issue_id)
@@ -308,7 +141,7 @@ def dispatch_chunks(*, issue_id: int, ids=None) -> int:
     published = 0
     try:
         for first, last in _ranges(ids, settings.NEWSLETTER_CHUNK_SIZE):
-            send_chunk.delay(issue_id, first, last)
+            queue_chunk(issue_id, first, last)
             published += 1
     except Exception:
         log.exception(
@@ -466,15 +299,17 @@ def _reopen(conn) -> None:
         raise _ConnectionLost(_smtp_error(exc, "")[1]) from exc
 
 
-def send_chunk(*, issue_id: int, first_id: int, last_id: int, owner: str) -> ChunkResult:
+def send_chunk(
+    *, issue_id: int, first_id: int, last_id: int, owner: str, queue_chunk: QueueChunk | None
+) -> ChunkResult:
     """Send the claimable deliveries with ids in [first_id, last_id] of a sending issue.
 
     Side effects: leases the rows to ``owner``; sends one email per row over one SMTP
     connection; per row, after the server's answer: *sent* (accepted), *queued* with a retry
     time (4xx or connection trouble), *failed* (5xx, or 4xx too many times), *skipped*
-    (unsubscribed since the freeze). Re-queues this range with a countdown for deferred rows,
-    and at once for rows left when the time budget (NEWSLETTER_CHUNK_TIME_LIMIT) runs out.
-    Finalises the issue when nothing is queued any more.
+    (unsubscribed since the freeze). Re-queues this range through ``queue_chunk``: with a
+    countdown for deferred rows, at once for rows left when the time budget
+    (NEWSLETTER_CHUNK_TIME_LIMIT) runs out. Finalises the issue when nothing is queued any more.
     """
     result = ChunkResult()
     issue = Issue.objects.filter(pk=issue_id).first()
@@ -486,7 +321,8 @@ def send_chunk(*, issue_id: int, first_id: int, last_id: int, owner: str) -> Chu
     rows = _claim(issue_id, first_id, last_id, owner)
     if rows:
         _send_rows(issue, rows, result)
-    _follow_up(issue_id, first_id, last_id, result)
+    if queue_chunk is not None:
+        _follow_up(issue_id, first_id, last_id, result, queue_chunk)
     finalize_if_done(issue_id=issue_id)
     return result
 
@@ -566,23 +402,23 @@ def _send_rows(issue: Issue, rows: list[Delivery], result: ChunkResult) -> None:
             conn.close()
 
 
-def _follow_up(issue_id: int, first_id: int, last_id: int, result: ChunkResult) -> None:
+def _follow_up(
+    issue_id: int, first_id: int, last_id: int, result: ChunkResult, queue_chunk: QueueChunk
+) -> None:
     """Re-queue this range: now if rows were left unclaimed by the time budget, or when the
     earliest deferred row is due."""
-    from .tasks import send_chunk
-
     now = timezone.now()
     in_range = Delivery.objects.filter(
         issue_id=issue_id, id__gte=first_id, id__lte=last_id
     ).queued()
     try:
         if result.released:
-            send_chunk.delay(issue_id, first_id, last_id)
+            queue_chunk(issue_id, first_id, last_id)
             return
         earliest = in_range.filter(next_attempt_at__gt=now).aggregate(t=Min("next_attempt_at"))["t"]
         if earliest is not None:
             countdown = max(1, int((earliest - now).total_seconds()) + 1)
-            send_chunk.apply_async((issue_id, first_id, last_id), countdown=countdown)
+            queue_chunk(issue_id, first_id, last_id, countdown=countdown)
     except Exception:
         log.exception(
             "issue %s: could not re-queue chunk %s-%s; the sweeper will",
@@ -615,11 +451,12 @@ def finalize_if_done(*, issue_id: int) -> str | None:
     return issue.status
 
 
-def retry_failed(*, issue_id: int) -> int:
+def retry_failed(*, issue_id: int, queue_chunk: QueueChunk | None) -> int:
     """Give failed deliveries another round.
 
     Side effects: failed rows → queued with attempts reset (their last error stays visible until
-    they succeed); the issue → *sending*; chunk tasks queued after commit. Returns the count.
+    they succeed); the issue → *sending*; after commit, its chunks go to ``queue_chunk``.
+    Returns the count.
     """
     with transaction.atomic():
         issue = Issue.objects.select_for_update().get(pk=issue_id)
@@ -638,18 +475,21 @@ def retry_failed(*, issue_id: int) -> int:
             issue.status = Issue.Status.SENDING
             issue.finished_at = None
             issue.save(update_fields=["status", "finished_at", "updated_at"])
-            transaction.on_commit(lambda: dispatch_chunks(issue_id=issue_id))
+            if queue_chunk is not None:
+                transaction.on_commit(
+                    lambda: dispatch_chunks(issue_id=issue_id, queue_chunk=queue_chunk)
+                )
     return count
 
 
-def sweep(*, now: datetime | None = None) -> dict[int, int]:
+def sweep(*, queue_chunk: QueueChunk, now: datetime | None = None) -> dict[int, int]:
     """The safety net, run by beat every NEWSLETTER_SWEEP_INTERVAL seconds.
 
     Side effects: for each *sending* issue, queued deliveries that are free (no live lease),
     due (no pending retry time) and untouched for NEWSLETTER_STALE_AFTER seconds get their
-    ``updated_at`` bumped and chunk tasks queued — while the issue is still making progress,
-    only those a dead task held or whose retry went missing, so that a long queue in a healthy
-    broker is not queued twice; issues with nothing queued are finalised.
+    ``updated_at`` bumped and their chunks handed to ``queue_chunk`` — while the issue is still
+    making progress, only those a dead task held or whose retry went missing, so that a long
+    queue in a healthy broker is not queued twice; issues with nothing queued are finalised.
     Returns {issue id: rows re-queued}.
     """
     now = now or timezone.now()
@@ -672,48 +512,18 @@ def sweep(*, now: datetime | None = None) -> dict[int, int]:
         ids = list(stuck.values_list("id", flat=True))
         if ids:
             Delivery.objects.filter(id__in=ids).update(updated_at=now)
-            dispatch_chunks(issue_id=issue_id, ids=ids)
+            dispatch_chunks(issue_id=issue_id, ids=ids, queue_chunk=queue_chunk)
             requeued[issue_id] = len(ids)
             log.warning("issue %s: re-queued %s stuck deliveries", issue_id, len(ids))
         finalize_if_done(issue_id=issue_id)
     return requeued
 
 
-def send_due_issues(*, now: datetime | None = None) -> list[int]:
+def send_due_issues(*, queue_chunk: QueueChunk | None, now: datetime | None = None) -> list[int]:
     """Start every scheduled issue whose send time has come (the weekly beat task).
     Side effects: ``start_send`` for each. Returns their ids."""
     started = []
     for issue_id in Issue.objects.due(now).values_list("id", flat=True):
-        if start_send(issue_id=issue_id):
+        if start_send(issue_id=issue_id, queue_chunk=queue_chunk):
             started.append(issue_id)
     return started
-
-
-def ensure_periodic_tasks(*, sweep_every: int | None = None) -> str:
-    """Create the beat schedule if it is missing; editors' later changes in admin are kept.
-
-    Side effects: a weekly CrontabSchedule (Monday 08:00 UTC) + PeriodicTask for
-    ``send_due_issues``, an IntervalSchedule + PeriodicTask for ``sweep``.
-    """
-    from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
-
-    crontab, _ = CrontabSchedule.objects.get_or_create(
-        minute="0", hour="8", day_of_week="1", day_of_month="*", month_of_year="*", timezone="UTC"
-    )
-    interval, _ = IntervalSchedule.objects.get_or_create(
-        every=sweep_every or settings.NEWSLETTER_SWEEP_INTERVAL, period=IntervalSchedule.SECONDS
-    )
-    created = []
-    _, made = PeriodicTask.objects.get_or_create(
-        name=SEND_DUE_TASK_NAME,
-        defaults={"task": "newsletter.tasks.send_due_issues", "crontab": crontab},
-    )
-    if made:
-        created.append("weekly send")
-    _, made = PeriodicTask.objects.get_or_create(
-        name=SWEEP_TASK_NAME,
-        defaults={"task": "newsletter.tasks.sweep", "interval": interval},
-    )
-    if made:
-        created.append("sweeper")
-    return ", ".join(created) or "schedule already there"

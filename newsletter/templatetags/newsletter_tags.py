@@ -1,6 +1,6 @@
 from django import template
 
-from .. import services
+from ..services import subscriptions
 
 register = template.Library()
 
@@ -11,6 +11,6 @@ def newsletter_account(user) -> dict:
     if not getattr(user, "is_authenticated", False):
         return {"address": None, "subscriber": None}
     return {
-        "address": services.verified_address(user),
-        "subscriber": services.account_subscription(user),
+        "address": subscriptions.verified_address(user),
+        "subscriber": subscriptions.account_subscription(user),
     }

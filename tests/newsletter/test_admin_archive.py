@@ -10,9 +10,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from newsletter import services
 from newsletter.models import Delivery, Issue
+from newsletter.services import composing, sending
+from tests.courses.factories import ChapterFactory, CourseFactory
 from tests.newsletter.factories import IssueFactory, SubscriberFactory, confirmed_subscribers
+from tests.notebook.factories import NoteFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +55,7 @@ def test_admin_subscriber_list_skips_the_full_count(editor_client):
 def test_admin_issue_page_shows_progress_and_polls_while_sending(editor_client):
     confirmed_subscribers(4)
     issue = IssueFactory()
-    services.start_send(issue_id=issue.pk, dispatch=False)
+    sending.start_send(issue_id=issue.pk, queue_chunk=None)
     Delivery.objects.filter(pk=Delivery.objects.first().pk).update(
         status="failed", last_error="550 5.1.1 No such user"
     )
@@ -117,17 +119,30 @@ def test_admin_draft_next_issue_lists_new_chapters_and_notes(editor_client):
     assert draft.body.startswith("What is new on From Scratch since the last letter.")
 
 
-def test_draft_next_issue_includes_published_chapters(db):
-    pytest.importorskip("tests.courses.factories")
-    from tests.courses.factories import ChapterFactory
-
+def test_draft_next_issue_lists_what_was_published_since_the_last_issue(db):
     IssueFactory(status="sent", finished_at=timezone.now() - timedelta(days=2))
     old = ChapterFactory(title="Old chapter")
     type(old).objects.filter(pk=old.pk).update(published_at=timezone.now() - timedelta(days=5))
     new = ChapterFactory(title="Rotary embeddings")
-    draft = services.draft_next_issue()
-    assert f"- [Rotary embeddings](http://127.0.0.1:8000{new.get_absolute_url()})" in draft.body
-    assert "Old chapter" not in draft.body
+    ChapterFactory(title="Unpublished chapter", published=False)
+    ChapterFactory(title="In a hidden course", course=CourseFactory(published=False))
+    old_note = NoteFactory(title="Old note")
+    type(old_note).objects.filter(pk=old_note.pk).update(
+        published_at=timezone.now() - timedelta(days=5)
+    )
+    note = NoteFactory(title="Why RMSNorm drops the mean")
+    NoteFactory(title="Draft note", published=False)
+
+    draft = composing.draft_next_issue()
+
+    site = "http://127.0.0.1:8000"
+    assert draft.body == (
+        "What is new on From Scratch since the last letter.\n\n"
+        "## New chapters\n\n"
+        f"- [Rotary embeddings]({site}{new.get_absolute_url()})\n\n"
+        "## From the notebook\n\n"
+        f"- [Why RMSNorm drops the mean]({site}{note.get_absolute_url()})\n"
+    )
 
 
 def test_admin_retry_failed_requeues(editor_client):

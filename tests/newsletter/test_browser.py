@@ -7,8 +7,8 @@ import re
 import pytest
 from django.core import mail
 
-from newsletter import services
 from newsletter.models import Subscriber
+from newsletter.services import sending
 from tests.newsletter.factories import IssueFactory
 
 
@@ -37,9 +37,11 @@ def test_browser_subscribe_from_chapter_confirm_and_unsubscribe(page, live_serve
     assert subscriber.status == "confirmed"
 
     issue = IssueFactory(subject="This week: RoPE")
-    services.start_send(issue_id=issue.pk, dispatch=False)
+    sending.start_send(issue_id=issue.pk, queue_chunk=None)
     ids = list(issue.deliveries.values_list("id", flat=True))
-    services.send_chunk(issue_id=issue.pk, first_id=ids[0], last_id=ids[-1], owner="browser")
+    sending.send_chunk(
+        issue_id=issue.pk, first_id=ids[0], last_id=ids[-1], owner="browser", queue_chunk=None
+    )
     letter = mail.outbox[-1]
     assert letter.subject == "This week: RoPE"
     html = letter.alternatives[0][0]

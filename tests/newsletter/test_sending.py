@@ -6,26 +6,79 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
-from newsletter import services
 from newsletter.models import Delivery, Issue, Subscriber
+from newsletter.services import schedule, sending
 from tests.newsletter.factories import IssueFactory, SubscriberFactory, confirmed_subscribers
 
 pytestmark = pytest.mark.django_db
 
 
-def _send_all(issue: Issue, owner: str = "test") -> services.ChunkResult:
+class ChunkQueue(list):
+    """Stands in for ``newsletter.tasks.queue_chunk``: keeps (issue, first, last, countdown)."""
+
+    def __call__(self, issue_id: int, first_id: int, last_id: int, *, countdown: int = 0) -> None:
+        self.append((issue_id, first_id, last_id, countdown))
+
+
+def _send_all(
+    issue: Issue, owner: str = "test", queue: ChunkQueue | None = None
+) -> sending.ChunkResult:
     """Run the chunk service over the whole issue in this process (no broker involved)."""
     ids = list(issue.deliveries.values_list("id", flat=True))
-    return services.send_chunk(issue_id=issue.pk, first_id=min(ids), last_id=max(ids), owner=owner)
+    return sending.send_chunk(
+        issue_id=issue.pk, first_id=min(ids), last_id=max(ids), owner=owner, queue_chunk=queue
+    )
+
+
+def _id_range(issue: Issue) -> tuple[int, int]:
+    ids = list(issue.deliveries.values_list("id", flat=True))
+    return min(ids), max(ids)
+
+
+def test_start_send_queues_chunks_of_chunk_size_after_commit(
+    db, settings, django_capture_on_commit_callbacks
+):
+    settings.NEWSLETTER_CHUNK_SIZE = 2
+    confirmed_subscribers(5)
+    issue = IssueFactory()
+    queue = ChunkQueue()
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        assert sending.start_send(issue_id=issue.pk, queue_chunk=queue) == 5
+        assert queue == []  # nothing reaches the broker before the rows are committed
+    assert len(callbacks) == 1
+    ids = list(issue.deliveries.order_by("id").values_list("id", flat=True))
+    assert queue == [
+        (issue.pk, ids[0], ids[1], 0),
+        (issue.pk, ids[2], ids[3], 0),
+        (issue.pk, ids[4], ids[4], 0),
+    ]
+
+
+def test_dispatch_with_the_broker_down_queues_what_it_can_and_raises_nothing(db, settings):
+    settings.NEWSLETTER_CHUNK_SIZE = 2
+    confirmed_subscribers(6)
+    issue = IssueFactory()
+    sending.start_send(issue_id=issue.pk, queue_chunk=None)
+
+    class BrokerDownAfterOne(ChunkQueue):
+        def __call__(self, *args, **kwargs) -> None:
+            if self:
+                raise ConnectionError("broker unreachable")
+            super().__call__(*args, **kwargs)
+
+    queue = BrokerDownAfterOne()
+    assert sending.dispatch_chunks(issue_id=issue.pk, queue_chunk=queue) == 1
+    assert len(queue) == 1
 
 
 def test_sent_message_headers_and_parts_read_back_from_smtp(smtp_settings, smtp_server):
     subscriber = SubscriberFactory(email="ada@example.com", name="Ada")
     issue = IssueFactory(subject="Attention, slowly")
-    assert services.start_send(issue_id=issue.pk, dispatch=False) == 1
+    assert sending.start_send(issue_id=issue.pk, queue_chunk=None) == 1
     result = _send_all(issue)
     assert (result.sent, result.failed, result.deferred) == (1, 0, 0)
 
@@ -75,12 +128,12 @@ def test_freeze_takes_only_confirmed_subscribers(db, django_assert_max_num_queri
     SubscriberFactory.create_batch(2, status="unsubscribed")
     issue = IssueFactory()
     with django_assert_max_num_queries(6):  # set-based: no query per recipient
-        assert services.start_send(issue_id=issue.pk, dispatch=False) == 40
+        assert sending.start_send(issue_id=issue.pk, queue_chunk=None) == 40
     assert set(Delivery.objects.values_list("subscriber__status", flat=True)) == {"confirmed"}
     issue.refresh_from_db()
     assert issue.status == "sending"
     # Starting again sends nothing twice.
-    assert services.start_send(issue_id=issue.pk, dispatch=False) == 0
+    assert sending.start_send(issue_id=issue.pk, queue_chunk=None) == 0
     assert Delivery.objects.count() == 40
 
 
@@ -89,7 +142,7 @@ def test_resume_after_crash_skips_nobody_and_repeats_nobody(smtp_settings, smtp_
     runs out the sweeper's chunk sends exactly the 30 not sent, and the issue ends sent."""
     subs = confirmed_subscribers(40)
     issue = IssueFactory()
-    services.start_send(issue_id=issue.pk, dispatch=False)
+    sending.start_send(issue_id=issue.pk, queue_chunk=None)
     rows = list(issue.deliveries.order_by("id"))
     past = timezone.now() - timedelta(minutes=10)
     Delivery.objects.filter(pk__in=[d.pk for d in rows[:10]]).update(
@@ -106,7 +159,9 @@ def test_resume_after_crash_skips_nobody_and_repeats_nobody(smtp_settings, smtp_
     assert issue.status == "sending"  # ten are still queued
     # The lease runs out; the sweeper (acting later) re-queues the rest.
     later = timezone.now() + timedelta(minutes=2)
-    assert services.sweep(now=later) == {issue.pk: 10}
+    queue = ChunkQueue()
+    assert sending.sweep(now=later, queue_chunk=queue) == {issue.pk: 10}
+    assert queue == [(issue.pk, rows[10].pk, rows[19].pk, 0)]
     # The dead task itself, redelivered by the broker, may take its rows back at once.
     assert _send_all(issue, owner="dead-task").sent == 10
     got = smtp_server.recorder.recipients()
@@ -119,7 +174,7 @@ def test_resume_after_crash_skips_nobody_and_repeats_nobody(smtp_settings, smtp_
 def test_unsubscribed_after_freeze_is_skipped(smtp_settings, smtp_server):
     keep, leave = SubscriberFactory(), SubscriberFactory()
     issue = IssueFactory()
-    services.start_send(issue_id=issue.pk, dispatch=False)
+    sending.start_send(issue_id=issue.pk, queue_chunk=None)
     leave.unsubscribe()
     result = _send_all(issue)
     assert (result.sent, result.skipped) == (1, 1)
@@ -128,7 +183,9 @@ def test_unsubscribed_after_freeze_is_skipped(smtp_settings, smtp_server):
     assert issue.status == "sent"
 
 
-def test_temporary_and_permanent_smtp_failures_in_process(smtp_settings, smtp_server, settings):
+def test_temporary_and_permanent_smtp_failures_in_process(
+    smtp_settings, smtp_server, settings, django_capture_on_commit_callbacks
+):
     settings.NEWSLETTER_MAX_ATTEMPTS = 3
     SubscriberFactory(email="ok@example.com")
     SubscriberFactory(email="later@example.com")
@@ -139,10 +196,15 @@ def test_temporary_and_permanent_smtp_failures_in_process(smtp_settings, smtp_se
     rec.refuse_always["never@example.com"] = "550 5.1.1 No such user"
     rec.refuse_always["busy@example.com"] = "452 4.2.2 Mailbox full"
     issue = IssueFactory()
-    services.start_send(issue_id=issue.pk, dispatch=False)
+    sending.start_send(issue_id=issue.pk, queue_chunk=None)
 
-    first = _send_all(issue)
+    queue = ChunkQueue()
+    first = _send_all(issue, queue=queue)
     assert (first.sent, first.deferred, first.failed) == (1, 2, 1)
+    # The chunk queues itself again for when the earliest deferred row is due.
+    [(issue_id, first_id, last_id, countdown)] = queue
+    assert (issue_id, first_id, last_id) == (issue.pk, *_id_range(issue))
+    assert 1 <= countdown <= settings.NEWSLETTER_RETRY_BACKOFF + 1
     later = Delivery.objects.get(subscriber__email="later@example.com")
     assert (later.status, later.attempts, later.last_error) == (
         "queued",
@@ -171,7 +233,11 @@ def test_temporary_and_permanent_smtp_failures_in_process(smtp_settings, smtp_se
 
     # Retry failed: the permanent one fails again, and the issue stays honest about it.
     rec.refuse_always.pop("busy@example.com")
-    assert services.retry_failed(issue_id=issue.pk) == 2
+    failed = list(issue.deliveries.failed().order_by("id").values_list("id", flat=True))
+    queue = ChunkQueue()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sending.retry_failed(issue_id=issue.pk, queue_chunk=queue) == 2
+    assert queue == [(issue.pk, failed[0], failed[1], 0)]
     _send_all(issue)
     issue.refresh_from_db()
     assert issue.status == "sent"
@@ -187,7 +253,7 @@ def test_unreachable_smtp_server_ends_failed_not_stuck(settings, fast_settings):
     settings.NEWSLETTER_MAX_ATTEMPTS = 2
     SubscriberFactory.create_batch(3)
     issue = IssueFactory()
-    services.start_send(issue_id=issue.pk, dispatch=False)
+    sending.start_send(issue_id=issue.pk, queue_chunk=None)
     assert _send_all(issue).deferred == 3
     Delivery.objects.queued().update(next_attempt_at=timezone.now() - timedelta(seconds=1))
     assert _send_all(issue).failed == 3
@@ -202,7 +268,9 @@ def test_sweeper_finalises_issue_left_sending(db):
     issue = IssueFactory(status=Issue.Status.SENDING)
     SubscriberFactory()
     Delivery.objects.create(issue=issue, subscriber=Subscriber.objects.get(), status="sent")
-    assert services.sweep() == {}
+    queue = ChunkQueue()
+    assert sending.sweep(queue_chunk=queue) == {}
+    assert queue == []
     issue.refresh_from_db()
     assert issue.status == "sent"
 
@@ -212,7 +280,7 @@ def test_send_due_issues_starts_only_due_scheduled(db):
     due = IssueFactory(status="scheduled", send_at=timezone.now() - timedelta(minutes=1))
     future = IssueFactory(status="scheduled", send_at=timezone.now() + timedelta(days=1))
     draft = IssueFactory(status="draft", send_at=timezone.now() - timedelta(days=1))
-    assert services.send_due_issues() == [due.pk]
+    assert sending.send_due_issues(queue_chunk=None) == [due.pk]
     assert dict(Issue.objects.values_list("pk", "status")) == {
         due.pk: "sending", future.pk: "scheduled", draft.pk: "draft",
     }  # fmt: skip
@@ -229,12 +297,26 @@ def test_beat_schedule_is_created_idempotently(db):
         PeriodicTask.objects.filter(name__startswith="newsletter").values_list("name", "task")
     )
     assert tasks == {
-        services.SEND_DUE_TASK_NAME: "newsletter.tasks.send_due_issues",
-        services.SWEEP_TASK_NAME: "newsletter.tasks.sweep",
+        schedule.SEND_DUE_TASK_NAME: "newsletter.tasks.send_due_issues",
+        schedule.SWEEP_TASK_NAME: "newsletter.tasks.sweep",
     }
-    weekly = PeriodicTask.objects.get(name=services.SEND_DUE_TASK_NAME).crontab
+    weekly = PeriodicTask.objects.get(name=schedule.SEND_DUE_TASK_NAME).crontab
     assert (weekly.minute, weekly.hour, weekly.day_of_week) == ("0", "8", "1")
     assert Issue.objects.sent().count() == 1
+
+
+def test_beat_schedule_of_the_migration_is_the_services_schedule(db):
+    """Migration 0002 wrote the schedule from the same definition: nothing is left to add."""
+    from django_celery_beat.models import PeriodicTask
+
+    assert schedule.ensure_periodic_tasks() == "schedule already there"
+    sweeper = PeriodicTask.objects.get(name=schedule.SWEEP_TASK_NAME)
+    assert (sweeper.interval.every, sweeper.interval.period) == (
+        settings.NEWSLETTER_SWEEP_INTERVAL,
+        "seconds",
+    )
+    PeriodicTask.objects.filter(name__startswith="newsletter").delete()
+    assert schedule.ensure_periodic_tasks() == "weekly send, sweeper"
 
 
 def test_prepared_bytes_match_the_ordinary_message(db):
@@ -269,14 +351,18 @@ def test_prepared_bytes_match_the_ordinary_message(db):
 def test_sweeper_leaves_waiting_rows_alone_while_the_send_progresses(db):
     issue = IssueFactory()
     confirmed_subscribers(6)
-    services.start_send(issue_id=issue.pk, dispatch=False)
+    sending.start_send(issue_id=issue.pk, queue_chunk=None)
     rows = list(issue.deliveries.order_by("id"))
     past = timezone.now() - timedelta(minutes=10)
     Delivery.objects.filter(pk__in=[d.pk for d in rows[2:]]).update(updated_at=past)
     Delivery.objects.filter(pk=rows[2].pk).update(lease_owner="dead", lease_until=past)
     Delivery.objects.filter(pk=rows[0].pk).update(status="sent")  # touched just now
     # Progress within the window: only the row a dead task held is re-queued.
-    assert services.sweep() == {issue.pk: 1}
+    queue = ChunkQueue()
+    assert sending.sweep(queue_chunk=queue) == {issue.pk: 1}
+    assert queue == [(issue.pk, rows[2].pk, rows[2].pk, 0)]
     # No progress for longer than NEWSLETTER_STALE_AFTER: every free queued row is.
     later = timezone.now() + timedelta(minutes=30)
-    assert services.sweep(now=later) == {issue.pk: 5}
+    queue.clear()
+    assert sending.sweep(now=later, queue_chunk=queue) == {issue.pk: 5}
+    assert queue == [(issue.pk, rows[1].pk, rows[5].pk, 0)]

@@ -18,8 +18,9 @@ from collections import Counter
 import pytest
 from django.conf import settings
 
-from newsletter import services, tasks
+from newsletter import tasks
 from newsletter.models import Delivery, Issue
+from newsletter.services import schedule, sending
 from tests.factories import UserFactory
 from tests.newsletter.conftest import needs_redis, wait_for_status, worker_env
 from tests.newsletter.factories import IssueFactory, SubscriberFactory, confirmed_subscribers
@@ -49,7 +50,7 @@ def test_send_to_500_arrives_exactly_once(start_worker, smtp_server, fast_settin
     gone = SubscriberFactory.create_batch(10, status="unsubscribed")
     issue = IssueFactory(subject="Five hundred")
     worker = start_worker(concurrency=2, env=worker_env(smtp_server))
-    assert services.start_send(issue_id=issue.pk) == 500
+    assert sending.start_send(issue_id=issue.pk, queue_chunk=tasks.queue_chunk) == 500
     wait_for_status(issue, {"sent", "failed"}, 120, worker)
 
     assert issue.status == "sent"
@@ -73,7 +74,7 @@ def test_temporary_refusals_retried_permanent_recorded(
     rec.refuse_always["r3@example.com"] = "550 5.1.1 No such user"
     issue = IssueFactory()
     worker = start_worker(concurrency=2, env=worker_env(smtp_server))
-    services.start_send(issue_id=issue.pk)
+    sending.start_send(issue_id=issue.pk, queue_chunk=tasks.queue_chunk)
     wait_for_status(issue, {"sent", "failed"}, 90, worker)
 
     assert issue.status == "sent"
@@ -103,13 +104,13 @@ def test_sigkill_worker_mid_send_loses_nobody(start_worker, smtp_server, fast_se
     needs_redis()
     confirmed = confirmed_subscribers(2000)
     issue = IssueFactory(subject="Two thousand")
-    services.ensure_periodic_tasks(sweep_every=2)
+    schedule.ensure_periodic_tasks(sweep_every=2)
     env = worker_env(smtp_server)
     rec = smtp_server.recorder
     rec.keep_content = False
     first = start_worker(concurrency=2, env=env)
     started = time.monotonic()
-    services.start_send(issue_id=issue.pk)
+    sending.start_send(issue_id=issue.pk, queue_chunk=tasks.queue_chunk)
     rec.wait_for(700, timeout=90)
     first.kill()
     accepted_at_kill = set(rec.recipients())
@@ -185,7 +186,7 @@ def test_redis_restart_mid_send_completes(start_worker, smtp_server, fast_settin
     try:
         confirmed = confirmed_subscribers(1500)
         issue = IssueFactory(subject="Through a Redis restart")
-        services.ensure_periodic_tasks(sweep_every=2)
+        schedule.ensure_periodic_tasks(sweep_every=2)
         rec = smtp_server.recorder
         rec.keep_content = False
         worker = start_worker(
