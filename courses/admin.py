@@ -10,9 +10,11 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
+from django.db.models import Count
 from django.urls import reverse
 from django.utils.html import format_html
 
+from . import tasks
 from .models import (
     Chapter,
     ChapterSymbol,
@@ -136,11 +138,9 @@ class ChapterAdmin(admin.ModelAdmin):
 
     @admin.action(description="Check the code listings (run them and compare their output)")
     def check_listings(self, request, queryset) -> None:
-        from .tasks import check_listing
-
         ids = list(CodeListing.objects.filter(chapter__in=queryset).values_list("pk", flat=True))
         for pk in ids:
-            check_listing.delay_on_commit(pk)
+            tasks.check_listing.delay_on_commit(pk)
         self.message_user(request, f"{len(ids)} listing check(s) queued; results show on the page.")
 
     @admin.display(description="page")
@@ -172,8 +172,6 @@ class EquationAdmin(admin.ModelAdmin):
     inlines = [EquationPartInline]
 
     def get_queryset(self, request):
-        from django.db.models import Count
-
         return super().get_queryset(request).annotate(part_count=Count("parts"))
 
     @admin.display(description="parts", ordering="part_count")

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
-from . import services
+from . import tasks
 from .models import Correction, Note, SnippetCheck, SnippetRun, Topic
 
 
@@ -158,7 +158,10 @@ class NoteAdmin(SimpleHistoryAdmin):
 
     @admin.action(description="Run snippet checks (queued on the worker)")
     def run_snippet_checks(self, request: HttpRequest, queryset: QuerySet) -> None:
-        queued = services.queue_note_checks(notes=queryset)
+        ids = list(queryset.filter(checks__isnull=False).distinct().values_list("pk", flat=True))
+        for pk in ids:
+            tasks.run_note_checks.delay_on_commit(pk)
+        queued = len(ids)
         skipped = queryset.count() - queued
         msg = f"Queued snippet checks for {queued} note(s)."
         if skipped:

@@ -1,9 +1,12 @@
-"""Notebook workflows with side effects: running snippet checks and queuing them."""
+"""Notebook workflows with side effects: running snippet checks, noticing changed code.
+
+Nothing here queues a task (``notebook.tasks`` imports this module, not the other way round):
+the admin action and the post-save signal queue ``notebook.tasks`` themselves.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import transaction
@@ -67,35 +70,16 @@ def run_note_checks(*, note: Note, time_limit: float | None = None) -> list[Snip
     ]
 
 
-def queue_note_checks(*, notes: Iterable[Note]) -> int:
-    """Queue one Celery task per note that has checks, sent when the transaction commits.
+def store_code_hash(*, check: SnippetCheck) -> bool:
+    """Notice whether a saved check's code, expected output or packages changed.
 
-    Side effects: after commit, one ``notebook.tasks.run_note_checks`` message per note.
-    Returns how many notes were queued.
+    Compares the stored hash with the hash of what is now saved. Side effects when they differ:
+    stores the new hash (so the check is no longer Verified until it runs again). Returns
+    whether they differed, i.e. whether the check needs a fresh run.
     """
-    from .tasks import run_note_checks as task
-
-    queued = 0
-    for note in notes:
-        if note.checks.exists():
-            task.delay_on_commit(note.pk)
-            queued += 1
-    return queued
-
-
-def check_code_saved(*, check: SnippetCheck) -> bool:
-    """React to a saved check: queue a run if its code (or expected output) changed.
-
-    Compares the saved hash with the hash of what is now stored. Side effects when they differ:
-    stores the new hash and, after commit, queues ``notebook.tasks.run_check``. Returns whether
-    a run was queued.
-    """
-    from .tasks import run_check as task
-
     new_hash = check.compute_code_hash()
     if new_hash == check.code_hash:
         return False
     SnippetCheck.objects.filter(pk=check.pk).update(code_hash=new_hash)
     check.code_hash = new_hash
-    task.delay_on_commit(check.pk)
     return True

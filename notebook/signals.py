@@ -1,9 +1,9 @@
-"""Derived data only: a check whose code changed is queued for a fresh run."""
+"""Derived data only: a check whose code changed gets its new hash and a fresh run queued."""
 
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
-from . import services
+from . import services, tasks
 from .models import SnippetCheck
 
 
@@ -11,4 +11,5 @@ from .models import SnippetCheck
 def check_saved(sender, instance: SnippetCheck, raw: bool = False, **kwargs) -> None:
     if raw:  # loaddata: fixtures carry their own hashes
         return
-    services.check_code_saved(check=instance)
+    if services.store_code_hash(check=instance):
+        tasks.run_check.delay_on_commit(instance.pk)

@@ -105,6 +105,26 @@ def test_saving_new_code_queues_a_run(django_capture_on_commit_callbacks):
     assert callbacks == []
 
 
+@pytest.mark.django_db
+def test_admin_action_queues_one_run_per_note_with_checks_after_commit(
+    editor_client, django_capture_on_commit_callbacks
+):
+    checked = NoteFactory(title="Two checks")
+    SnippetCheckFactory.create_batch(2, note=checked)
+    bare = NoteFactory(title="No checks")
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = editor_client.post(
+            CHANGELIST,
+            {"action": "run_snippet_checks", "_selected_action": [checked.pk, bare.pk]},
+            follow=True,
+        )
+    assert len(callbacks) == 1  # one run_note_checks task, for the note that has checks
+    assert "Queued snippet checks for 1 note(s). 1 note(s) have no checks." in (
+        response.content.decode()
+    )
+    assert not SnippetRun.objects.exists()  # queued, not run in the web process
+
+
 @pytest.mark.worker
 def test_admin_action_queues_and_a_real_worker_runs_the_check(start_worker):
     user = UserFactory(email="boss@example.com", is_staff=True, is_superuser=True)
