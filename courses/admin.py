@@ -76,7 +76,8 @@ class CodeListingInline(admin.StackedInline):
     def last_check(self, obj: CodeListing) -> str:
         if obj.pk is None or obj.checked_at is None:
             return "Not checked yet: use the action “Check the code listings” on the list."
-        return f"{obj.check_status} on {obj.checked_at:%Y-%m-%d %H:%M} UTC. {obj.check_detail}"
+        status = obj.get_check_status_display()
+        return f"{status} on {obj.checked_at:%Y-%m-%d %H:%M} UTC. {obj.check_detail}"
 
     extra = 0
 

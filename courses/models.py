@@ -326,6 +326,16 @@ class EquationPart(models.Model):
 
 
 class CodeListing(models.Model):
+    class CheckStatus(models.TextChoices):
+        """The verdict of the last sandboxed run (the runner's statuses), or none yet."""
+
+        NOT_CHECKED = "", "not checked"
+        PASSED = "passed", "passed"
+        FAILED = "failed", "failed"
+        ERROR = "error", "error"
+        TIMED_OUT = "timed_out", "timed out"
+        NOT_RUN = "not_run", "not run"
+
     chapter = models.ForeignKey(Chapter, on_delete=models.CASCADE, related_name="listings")
     order = models.PositiveIntegerField(default=0)
     filename = models.CharField(
@@ -337,7 +347,9 @@ class CodeListing(models.Model):
     source = models.TextField()
     expected_output = models.TextField(blank=True, help_text="Exactly what the code prints.")
     # The last run of the listing by the notebook's sandboxed runner (services.check_listing).
-    check_status = models.CharField(max_length=20, blank=True, editable=False)
+    check_status = models.CharField(
+        max_length=20, choices=CheckStatus.choices, blank=True, default="", editable=False
+    )
     checked_at = models.DateTimeField(null=True, blank=True, editable=False)
     check_detail = models.TextField(blank=True, editable=False)
 
@@ -356,7 +368,8 @@ class CodeListing(models.Model):
                 .first()
             )
             if before is not None and before != (self.source, self.expected_output):
-                self.check_status, self.checked_at, self.check_detail = "", None, ""
+                self.check_status = self.CheckStatus.NOT_CHECKED
+                self.checked_at, self.check_detail = None, ""
                 if kwargs.get("update_fields") is not None:
                     kwargs["update_fields"] = {
                         *kwargs["update_fields"],
@@ -368,7 +381,7 @@ class CodeListing(models.Model):
 
     @property
     def check_passed(self) -> bool:
-        return self.check_status == "passed"
+        return self.check_status == self.CheckStatus.PASSED
 
 
 class Question(models.Model):

@@ -259,7 +259,7 @@ def check_listing(*, listing: CodeListing) -> CodeListing:
             memory_limit_mb=settings.SNIPPET_MEMORY_LIMIT_MB,
             max_output_bytes=settings.SNIPPET_MAX_OUTPUT_BYTES,
         )
-    listing.check_status = result.status
+    listing.check_status = CodeListing.CheckStatus(result.status)
     listing.checked_at = timezone.now()
     listing.check_detail = result.diff or result.detail or ""
     listing.save(update_fields=["check_status", "checked_at", "check_detail"])

@@ -17,7 +17,7 @@ def test_listing_check_passes_and_page_says_checked(client):
     listing = CodeListingFactory(source=PASSING, expected_output="3\n")
     services.check_listing(listing=listing)
     listing.refresh_from_db()
-    assert listing.check_status == "passed"
+    assert listing.check_status == CodeListing.CheckStatus.PASSED
     assert listing.checked_at is not None
     body = client.get(listing.chapter.get_absolute_url()).content.decode()
     assert '<span class="badge badge-ok">Checked</span>' in body
@@ -28,10 +28,11 @@ def test_listing_check_failure_keeps_diff_and_page_says_failed(client):
     listing = CodeListingFactory(source="print(2 + 2)\n", expected_output="5\n")
     services.check_listing(listing=listing)
     listing.refresh_from_db()
-    assert listing.check_status == "failed"
+    assert listing.check_status == CodeListing.CheckStatus.FAILED
     assert "-5" in listing.check_detail and "+4" in listing.check_detail
     body = client.get(listing.chapter.get_absolute_url()).content.decode()
     assert '<span class="badge badge-bad">Check failed</span>' in body
+    assert "(failed): the output below is what it should print." in body
 
 
 @pytest.mark.django_db
@@ -41,7 +42,7 @@ def test_listing_edit_forgets_the_last_check(client):
     listing.source = PASSING.replace("3", "4")
     listing.save()
     listing.refresh_from_db()
-    assert (listing.check_status, listing.checked_at) == ("", None)
+    assert (listing.check_status, listing.checked_at) == (CodeListing.CheckStatus.NOT_CHECKED, None)
     assert "badge-ok" not in client.get(listing.chapter.get_absolute_url()).content.decode()
 
 
@@ -49,7 +50,8 @@ def test_listing_edit_forgets_the_last_check(client):
 def test_listing_in_another_language_is_not_run():
     listing = CodeListingFactory(language="bash", source="echo hi\n", expected_output="hi\n")
     services.check_listing(listing=listing)
-    assert listing.check_status == "not_run"
+    assert listing.check_status == CodeListing.CheckStatus.NOT_RUN
+    assert listing.get_check_status_display() == "not run"
 
 
 @pytest.mark.worker
