@@ -4,7 +4,7 @@ Content (written by editors in admin): Course, Chapter, Symbol (the glossary), E
 EquationParts, CodeListing, Question with Choices.
 
 Learner records: QuizAttempt, LabelAttempt and ChapterProgress belong either to a user or, for
-someone not signed in, to an anonymous key kept in their session (``courses.progress``); they
+someone not signed in, to an anonymous key kept in their session (``courses.learners``); they
 move to the account when that person logs in (``services.merge_anonymous_progress``).
 Walkthrough holds a signed-in learner's answers to the "seven questions" about an equation.
 """
@@ -29,7 +29,7 @@ from django.utils import timezone
 from platform.models import Publishable, PublishableQuerySet
 
 if TYPE_CHECKING:
-    from courses.progress import Learner
+    from courses.learners import Learner
 
 # Reading time: prose at 200 words a minute, a displayed equation takes a minute to read
 # properly, code at 8 lines a minute, a check question half a minute.
@@ -220,11 +220,6 @@ class Chapter(Publishable):
         return reverse(
             "courses:chapter", kwargs={"course_slug": self.course.slug, "chapter_slug": self.slug}
         )
-
-    @staticmethod
-    def public_version_key(course_slug: str, chapter_slug: str) -> str:
-        """Cache key of a published chapter's version, as the anonymous page path reads it."""
-        return f"courses:version:{course_slug}/{chapter_slug}"
 
     @property
     def is_visible(self) -> bool:

@@ -9,6 +9,7 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from .learners import Learner
 from .models import (
     Chapter,
     ChapterProgress,
@@ -20,7 +21,6 @@ from .models import (
     Question,
     QuizAttempt,
 )
-from .progress import Learner
 
 log = logging.getLogger(__name__)
 

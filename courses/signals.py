@@ -10,7 +10,8 @@ from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import receiver
 from django.utils import timezone
 
-from .progress import ANON_KEY
+from . import page_cache
+from .learners import ANON_KEY
 from .services import merge_anonymous_progress
 
 
@@ -27,7 +28,7 @@ def merge_on_login(sender, request, user, **kwargs) -> None:
 
 # --- cache invalidation -------------------------------------------------------------------
 # A chapter page's article is cached under its chapter's and course's ``updated_at``
-# (views._body_cache_key). Every edit of something the article shows moves those times, with
+# (page_cache.article_key). Every edit of something the article shows moves those times, with
 # plain UPDATEs (which send no signals, so nothing loops).
 
 
@@ -39,11 +40,10 @@ def _touch(chapters) -> None:
 
 
 def _forget_versions(chapters) -> None:
-    """Drop the cached versions the anonymous page path reads (views._public_page)."""
-    from .models import Chapter
+    """Drop the cached versions the anonymous page path reads (page_cache.public_version)."""
 
     slugs = chapters.values_list("course__slug", "slug")
-    cache.delete_many([Chapter.public_version_key(course, chapter) for course, chapter in slugs])
+    cache.delete_many([page_cache.version_key(course, chapter) for course, chapter in slugs])
 
 
 def _chapter_changed(sender, instance, **kwargs) -> None:
@@ -55,7 +55,7 @@ def _chapter_changed(sender, instance, **kwargs) -> None:
     citing.update(updated_at=now)
     _forget_versions(Chapter.objects.filter(Q(course=instance.course_id) | Q(pk__in=citing)))
     for course_slug in Course.objects.filter(pk=instance.course_id).values_list("slug", flat=True):
-        cache.delete(Chapter.public_version_key(course_slug, instance.slug))  # even if unpublished
+        cache.delete(page_cache.version_key(course_slug, instance.slug))  # even if unpublished
 
 
 def _child_changed(sender, instance, **kwargs) -> None:

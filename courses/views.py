@@ -6,26 +6,22 @@ htmx requests get the matching partial of the same template (``chapter.html#chec
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache as cache_function
 
-from django.conf import settings
-from django.core.cache import cache
 from django.db.models import Count, Prefetch
 from django.http import HttpRequest, HttpResponse
-from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
-from django.template.loader import get_template, render_to_string
+from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
-from . import services
+from . import page_cache, services
 from .forms import CheckForm, FinishForm, LabelForm
+from .learners import Learner, current_learner
 from .models import (
     Chapter,
     ChapterProgress,
@@ -37,10 +33,7 @@ from .models import (
     QuizAttempt,
     Walkthrough,
 )
-from .progress import Learner, current_learner
-
-CHAPTER_TEMPLATE = "courses/chapter.html"
-ARTICLE_TEMPLATE = "courses/_chapter.html"
+from .page_cache import ARTICLE_TEMPLATE, CHAPTER_TEMPLATE, LearnerState
 
 
 def _progress_by_chapter(learner: Learner | None, **filters) -> dict[int, ChapterProgress]:
@@ -119,38 +112,6 @@ def _published_chapter(course_slug: str, chapter_slug: str) -> Chapter | None:
         .filter(course__slug=course_slug, slug=chapter_slug)
         .first()
     )
-
-
-@dataclass(frozen=True)
-class LearnerState:
-    """All a chapter page shows about its reader: the cache key's learner part."""
-
-    signed_in: bool
-    done: frozenset[int]
-    progress: ChapterProgress | None
-
-    @classmethod
-    def read(cls, request: HttpRequest, learner: Learner | None, chapter: Chapter) -> LearnerState:
-        if learner is None:  # a reader who has never answered anything
-            return cls(request.user.is_authenticated, frozenset(), None)
-        done = frozenset(
-            QuizAttempt.objects.for_learner(learner)
-            .correct()
-            .filter(question__chapter=chapter)
-            .values_list("question_id", flat=True)
-            .distinct()
-        )
-        progress = ChapterProgress.objects.for_learner(learner).filter(chapter=chapter).first()
-        return cls(request.user.is_authenticated, done, progress)
-
-    def key(self) -> str:
-        progress = self.progress
-        finished = (
-            progress.finished_at.date().isoformat() if progress and progress.finished_at else ""
-        )
-        passed = bool(progress and progress.check_passed_at)
-        raw = f"{self.signed_in}|{sorted(self.done)}|{passed}|{finished}"
-        return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
 def _chapter_context(
@@ -261,96 +222,41 @@ def _refused(request: HttpRequest, message: str, *, status: int) -> HttpResponse
     return render(request, template, {"message": message}, status=status)
 
 
-# The article part of a chapter page is cached per content version and learner state; for a
-# reader with no session at all (most visitors) the whole page is. CSRF inputs carry a
-# placeholder, replaced by the reader's own token on the way out.
-BODY_TTL = 60 * 60
-PUBLIC_VERSION_TTL = 5
-CSRF_PLACEHOLDER = "csrf-token-placeholder-5be1"
-PAGE_TEMPLATES = (ARTICLE_TEMPLATE, CHAPTER_TEMPLATE, "base.html", "newsletter/_box.html")
-
-
-@cache_function
-def _templates_fingerprint() -> str:
-    """Changes when a template of the page changes, so a deploy never serves old markup."""
-    sources = "".join(get_template(name).template.source for name in PAGE_TEMPLATES)
-    return hashlib.sha256(sources.encode()).hexdigest()[:12]
-
-
-def _body_cache_key(chapter: Chapter, state: LearnerState) -> str:
-    """Changes whenever the chapter, anything in it, its course or what it links to changes:
-    ``signals.py`` moves ``updated_at`` of the chapters and course concerned on every edit."""
-    return _cache_key(chapter.pk, chapter.updated_at, chapter.course.updated_at, state.key())
-
-
-def _cache_key(pk: int, updated: datetime, course_updated: datetime, state_key: str) -> str:
-    version = f"{updated.timestamp()}:{course_updated.timestamp()}"
-    return f"courses:chapter:{_templates_fingerprint()}:{pk}:{version}:{state_key}"
-
-
 def _article(request: HttpRequest, chapter: Chapter, state: LearnerState) -> str:
     """The chapter's article with CSRF placeholders, from the cache when possible."""
-    key = _body_cache_key(chapter, state)
-    body = cache.get(key)
-    if body is None:
+
+    def render_article() -> str:
         full = Chapter.objects.for_page().get(pk=chapter.pk)
-        context = {**_chapter_context(full, state), "csrf_token": CSRF_PLACEHOLDER}
-        body = render_to_string(ARTICLE_TEMPLATE, context, request)
-        cache.set(key, body, BODY_TTL)
-    return body
+        context = {**_chapter_context(full, state), "csrf_token": page_cache.CSRF_PLACEHOLDER}
+        return render_to_string(ARTICLE_TEMPLATE, context, request)
 
-
-def _sessionless(request: HttpRequest) -> bool:
-    """A reader with no session and no pending message: every such reader sees the same page."""
-    return (
-        not request.user.is_authenticated
-        and settings.SESSION_COOKIE_NAME not in request.COOKIES
-        and "messages" not in request.COOKIES
-    )
+    return page_cache.cached(page_cache.article_key(chapter, state), render_article)
 
 
 def _public_page(request: HttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse | None:
-    """The whole page for a reader with no session; None if there is no such published page.
-
-    The chapter's version (id and times) is itself cached for a few seconds, so a cache hit
-    needs no database at all. Edits delete that entry (signals.py); a server process whose
-    local-memory cache did not see the edit serves the old page for at most
-    ``PUBLIC_VERSION_TTL`` seconds. Signed-in and anonymous learners always get the current
-    version.
-    """
-    version_key = Chapter.public_version_key(course_slug, chapter_slug)
-    row = cache.get(version_key)
-    if row is None:
-        found = (
-            Chapter.objects.published()
-            .filter(course__slug=course_slug, slug=chapter_slug)
-            .order_by()
-            .values_list("pk", "updated_at", "course__updated_at")[:1]
-        )
-        row = tuple(found[0]) if found else ()
-        cache.set(version_key, row, PUBLIC_VERSION_TTL)
-    if not row:
+    """The whole page for a reader with no session; None if there is no such published page."""
+    version = page_cache.public_version(course_slug, chapter_slug)
+    if version is None:
         return None
-    state = LearnerState(signed_in=False, done=frozenset(), progress=None)
-    key = "page:" + _cache_key(*row, state.key())
-    page = cache.get(key)
-    if page is None:
-        chapter = Chapter.objects.select_related("course").get(pk=row[0])
-        body = mark_safe(_article(request, chapter, state))  # noqa: S308 - rendered by us
+
+    def render_page() -> str:
+        chapter = Chapter.objects.select_related("course").get(pk=version.pk)
+        body = mark_safe(_article(request, chapter, page_cache.NEW_READER))  # noqa: S308 - ours
         context = {
             "chapter": chapter,
             "course": chapter.course,
             "body": body,
-            "csrf_token": CSRF_PLACEHOLDER,
+            "csrf_token": page_cache.CSRF_PLACEHOLDER,
         }
-        page = render_to_string(CHAPTER_TEMPLATE, context, request)
-        cache.set(key, page, BODY_TTL)
-    return HttpResponse(page.replace(CSRF_PLACEHOLDER, get_token(request)))
+        return render_to_string(CHAPTER_TEMPLATE, context, request)
+
+    page = page_cache.cached(page_cache.page_key(version), render_page)
+    return HttpResponse(page_cache.with_csrf_token(page, request))
 
 
 @require_GET
 def chapter_detail(request: HttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse:
-    if _sessionless(request):
+    if page_cache.sessionless(request):
         response = _public_page(request, course_slug, chapter_slug)
         if response is not None:
             return response
@@ -359,7 +265,7 @@ def chapter_detail(request: HttpRequest, course_slug: str, chapter_slug: str) ->
     state = LearnerState.read(request, learner, chapter)
     if learner is not None and chapter.is_visible:
         services.record_visit(learner=learner, chapter=chapter)
-    body = _article(request, chapter, state).replace(CSRF_PLACEHOLDER, get_token(request))
+    body = page_cache.with_csrf_token(_article(request, chapter, state), request)
     return _page(request, chapter, body)
 
 

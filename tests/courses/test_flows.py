@@ -8,8 +8,8 @@ import pytest
 from allauth.account.models import EmailAddress, EmailConfirmationHMAC
 from django.urls import reverse
 
+from courses.learners import ANON_KEY
 from courses.models import ChapterProgress, LabelAttempt, QuizAttempt
-from courses.progress import ANON_KEY
 
 from .conftest import urls
 from .factories import right, wrong

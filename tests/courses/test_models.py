@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 from django.utils import timezone
 
+from courses.learners import Learner
 from courses.models import (
     Chapter,
     ChapterProgress,
@@ -17,7 +18,6 @@ from courses.models import (
     Review,
     review_schedule,
 )
-from courses.progress import Learner
 
 from .factories import (
     ChapterFactory,

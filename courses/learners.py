@@ -20,10 +20,6 @@ class Learner:
     user_id: int | None = None
     anon_key: str = ""
 
-    @property
-    def is_anonymous(self) -> bool:
-        return self.user_id is None
-
     def owner_fields(self) -> dict[str, object]:
         """Field values that make a new row belong to this learner."""
         if self.user_id is not None:
