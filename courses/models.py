@@ -26,6 +26,7 @@ from django.db.models import Count, Prefetch, Q
 from django.urls import reverse
 from django.utils import timezone
 
+from notebook.models import Note
 from platform.models import Publishable, PublishableQuerySet
 
 if TYPE_CHECKING:
@@ -148,8 +149,6 @@ class ChapterQuerySet(PublishableQuerySet):
 
     def for_page(self) -> ChapterQuerySet:
         """Everything the chapter page shows, in a number of queries that does not grow."""
-        from notebook.models import Note  # the notebook may one day point back at courses
-
         return self.select_related("course").prefetch_related(
             Prefetch("prerequisites", queryset=Chapter.objects.select_related("course")),
             Prefetch(
@@ -341,7 +340,7 @@ class CodeListing(models.Model):
     language = models.CharField(max_length=30, default="python")
     source = models.TextField()
     expected_output = models.TextField(blank=True, help_text="Exactly what the code prints.")
-    # The last run of the listing by the notebook's sandboxed runner (services.check_listing).
+    # The last run of the listing in the snippet sandbox (services.check_listing).
     check_status = models.CharField(
         max_length=20, choices=CheckStatus.choices, blank=True, default="", editable=False
     )
@@ -487,9 +486,6 @@ class QuizAttemptQuerySet(LearnerQuerySet):
         )
         return review_schedule(attempts)
 
-    def in_chapter(self, chapter: Chapter) -> QuizAttemptQuerySet:
-        return self.filter(question__chapter=chapter)
-
 
 class QuizAttempt(LearnerOwned):
     """One answer to one check question. Every attempt is kept."""
@@ -531,9 +527,6 @@ class LabelAttempt(LearnerOwned):
 class ChapterProgressQuerySet(LearnerQuerySet):
     def finished(self) -> ChapterProgressQuerySet:
         return self.filter(finished_at__isnull=False)
-
-    def passed(self) -> ChapterProgressQuerySet:
-        return self.filter(check_passed_at__isnull=False)
 
 
 class ChapterProgress(LearnerOwned):

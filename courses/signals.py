@@ -10,8 +10,21 @@ from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import receiver
 from django.utils import timezone
 
+from notebook.models import Note
+
 from . import page_cache
 from .learners import ANON_KEY
+from .models import (
+    Chapter,
+    ChapterSymbol,
+    Choice,
+    CodeListing,
+    Course,
+    Equation,
+    EquationPart,
+    Question,
+    Symbol,
+)
 from .services import merge_anonymous_progress
 
 
@@ -33,22 +46,17 @@ def merge_on_login(sender, request, user, **kwargs) -> None:
 
 
 def _touch(chapters) -> None:
-    from .models import Chapter
-
     Chapter.objects.filter(pk__in=chapters.values("pk")).update(updated_at=timezone.now())
     _forget_versions(chapters)
 
 
 def _forget_versions(chapters) -> None:
     """Drop the cached versions the anonymous page path reads (page_cache.public_version)."""
-
     slugs = chapters.values_list("course__slug", "slug")
     cache.delete_many([page_cache.version_key(course, chapter) for course, chapter in slugs])
 
 
 def _chapter_changed(sender, instance, **kwargs) -> None:
-    from .models import Chapter, Course
-
     now = timezone.now()
     Course.objects.filter(pk=instance.course_id).update(updated_at=now)  # previous/next links
     citing = Chapter.objects.filter(Q(prerequisites=instance.pk) | Q(related_chapters=instance.pk))
@@ -59,10 +67,6 @@ def _chapter_changed(sender, instance, **kwargs) -> None:
 
 
 def _child_changed(sender, instance, **kwargs) -> None:
-    from notebook.models import Note
-
-    from .models import Chapter, Choice, EquationPart, Symbol
-
     if isinstance(instance, EquationPart):
         chapters = Chapter.objects.filter(equations=instance.equation_id)
     elif isinstance(instance, Choice):
@@ -77,8 +81,6 @@ def _child_changed(sender, instance, **kwargs) -> None:
 
 
 def _links_changed(sender, instance, pk_set, action, **kwargs) -> None:
-    from .models import Chapter
-
     if action not in {"post_add", "post_remove", "post_clear"}:
         return
     ids = {instance.pk} if isinstance(instance, Chapter) else set()
@@ -89,19 +91,6 @@ def _links_changed(sender, instance, pk_set, action, **kwargs) -> None:
 
 
 def connect_cache_invalidation() -> None:
-    from notebook.models import Note
-
-    from .models import (
-        Chapter,
-        ChapterSymbol,
-        Choice,
-        CodeListing,
-        Equation,
-        EquationPart,
-        Question,
-        Symbol,
-    )
-
     for signal in (post_save, post_delete):
         signal.connect(_chapter_changed, sender=Chapter, dispatch_uid=f"courses-ch-{signal}")
         for model in (

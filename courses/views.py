@@ -14,7 +14,7 @@ from django.db.models import Count, Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
@@ -164,7 +164,7 @@ def _chapter_context(
         "label_equations": [e for e in equations if e.rows],
         "listings": list(chapter.listings.all()),
         "related_chapters": [c for c in chapter.related_chapters.all() if c.is_visible],
-        "related_notes": _related_notes(chapter),
+        "related_notes": chapter.published_related_notes,  # set by Chapter.objects.for_page()
         "questions": questions,
         "done_count": sum(1 for q in questions if q.done),
         "check_error": _first_error(check_form) if check_form is not None else "",
@@ -176,11 +176,6 @@ def _chapter_context(
         "next_chapter": next_chapter,
         "roles": EquationPart.Role.choices,
     }
-
-
-def _related_notes(chapter: Chapter) -> list:
-    notes = getattr(chapter, "published_related_notes", None)
-    return list(notes) if notes is not None else []
 
 
 def _neighbours(siblings: list[Chapter], chapter: Chapter) -> tuple[Chapter | None, ...]:
@@ -425,13 +420,6 @@ def _recent_activity(learner: Learner | None) -> list[Activity]:
     return items[:RECENT]
 
 
-def _walkthrough_url() -> str:
-    try:
-        return reverse("widgets:walkthrough")
-    except NoReverseMatch:  # the seven-questions page is not wired yet
-        return reverse("widgets:index")
-
-
 @require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
     """Progress per course, where to continue, recent activity, reviews, saved walkthroughs."""
@@ -476,7 +464,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "reviews_due": [r for r in reviews if r.is_due(now)],
             "reviews_later": [r for r in reviews if not r.is_due(now)],
             "walkthroughs": walkthroughs,
-            "walkthrough_url": _walkthrough_url(),
+            "walkthrough_url": reverse("widgets:walkthrough"),
             "now": now,
         },
     )

@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
@@ -250,8 +251,6 @@ class SubscriberAdmin(admin.ModelAdmin):
 
     @admin.action(description="Unsubscribe the selected subscribers", permissions=["change"])
     def unsubscribe_selected(self, request, queryset) -> None:
-        from django.utils import timezone
-
         count = queryset.exclude(status=Subscriber.Status.UNSUBSCRIBED).update(
             status=Subscriber.Status.UNSUBSCRIBED, unsubscribed_at=timezone.now()
         )

@@ -13,6 +13,8 @@ import hmac
 from django.conf import settings
 from django.core import signing
 
+from .models import Subscriber
+
 CONFIRM_SALT = "newsletter.confirm.v1"
 UNSUBSCRIBE_SALT = "newsletter.unsubscribe.v1"
 
@@ -21,15 +23,15 @@ class BadToken(Exception):
     """Tampered, foreign or expired; the message says which for the page."""
 
 
-def confirmation_token(subscriber) -> str:
+def confirmation_token(subscriber: Subscriber) -> str:
     return signing.TimestampSigner(salt=CONFIRM_SALT).sign(_payload(subscriber))
 
 
-def unsubscribe_token(subscriber) -> str:
+def unsubscribe_token(subscriber: Subscriber) -> str:
     return signing.Signer(salt=UNSUBSCRIBE_SALT).sign(_payload(subscriber))
 
 
-def _payload(subscriber) -> str:
+def _payload(subscriber: Subscriber) -> str:
     # A digest of the address is part of the payload: a token stops working if the row's
     # address changes, and URLs stay short and free of the address's own characters.
     return f"{subscriber.pk}.{_digest(subscriber.email)}"
@@ -39,9 +41,7 @@ def _digest(email: str) -> str:
     return hashlib.sha256(email.strip().lower().encode()).hexdigest()[:16]
 
 
-def _subscriber_for(payload: str):
-    from .models import Subscriber
-
+def _subscriber_for(payload: str) -> Subscriber:
     pk, _, digest = payload.partition(".")
     if not pk.isdigit():
         raise BadToken("This link is not valid.")

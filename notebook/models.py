@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Prefetch, Q
 from django.urls import reverse
@@ -62,8 +63,6 @@ class NoteQuerySet(PublishableQuerySet):
 
     def search(self, query: str) -> NoteQuerySet:
         """Full text search with ranking on PostgreSQL, a plain icontains match elsewhere."""
-        from django.conf import settings
-
         # PostgreSQL text cannot hold NUL and control characters are never meant: drop them.
         query = "".join(ch for ch in query if ch.isprintable() or ch.isspace())
         query = " ".join(query.split())[:200]

@@ -309,7 +309,7 @@ if EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend":
     Path(EMAIL_FILE_PATH).mkdir(parents=True, exist_ok=True)
 
 # --- newsletter -----------------------------------------------------------------------------
-# Sending (newsletter/services/sending.py): recipients are frozen into Delivery rows, then sent in chunks
+# Sending (services/sending.py): recipients are frozen into Delivery rows, then sent in chunks
 # of NEWSLETTER_CHUNK_SIZE over one SMTP connection each. A chunk stops after
 # NEWSLETTER_CHUNK_TIME_LIMIT seconds and re-queues the rest; its claim on its rows (a lease)
 # lasts twice that. Temporary SMTP failures (4xx) are retried after NEWSLETTER_RETRY_BACKOFF ×

@@ -134,7 +134,7 @@ def test_chapter_progress_unique_per_anonymous_key_and_chapter():
         ChapterProgress.objects.create(anon_key="c" * 32, chapter=chapter)
 
 
-def test_progress_querysets_finished_and_passed(learner):
+def test_progress_queryset_finished_and_status_of_each_row(learner):
     now = timezone.now()
     a, b, c = ChapterFactory(), ChapterFactory(), ChapterFactory()
     ChapterProgress.objects.create(user=learner, chapter=a, finished_at=now)
@@ -142,7 +142,11 @@ def test_progress_querysets_finished_and_passed(learner):
     ChapterProgress.objects.create(user=learner, chapter=c)
     mine = ChapterProgress.objects.for_learner(Learner(user_id=learner.pk))
     assert [p.chapter for p in mine.finished()] == [a]
-    assert [p.chapter for p in mine.passed()] == [b]
+    assert {p.chapter: p.status for p in mine} == {
+        a: "finished",
+        b: "check passed",
+        c: "started",
+    }
 
 
 class FakeAttempt:

@@ -14,12 +14,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         for app in DEMO_APPS:
-            try:
-                demo = import_module(f"{app}.demo")
-            except ModuleNotFoundError as exc:
-                if exc.name != f"{app}.demo":
-                    raise
-                continue
+            demo = import_module(f"{app}.demo")
             with transaction.atomic():
                 summary = demo.load()
             self.stdout.write(f"demo {app}: {summary or 'loaded'}")
