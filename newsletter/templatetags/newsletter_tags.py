@@ -8,7 +8,7 @@ register = template.Library()
 @register.simple_tag
 def newsletter_account(user) -> dict:
     """{'address': the verified address or None, 'subscriber': their Subscriber or None}."""
-    if not getattr(user, "is_authenticated", False):
+    if not user.is_authenticated:
         return {"address": None, "subscriber": None}
     return {
         "address": subscriptions.verified_address(user),
