@@ -59,7 +59,7 @@ ENDPOINTS = [
 def kernel_cases():
     import numpy as np
 
-    from courses import kernels
+    from courses.widgets import kernels
 
     rng = np.random.default_rng(0)
     Q, K, V = rng.normal(size=(3, 64, 256))

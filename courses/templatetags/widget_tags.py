@@ -9,7 +9,7 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from courses.widgets import WIDGETS, run_widget
+from courses.widgets.registry import WIDGETS, run_widget
 
 register = template.Library()
 

@@ -12,8 +12,8 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from courses import kernels
-from courses.widgets import WIDGETS, compute_attention, defaults
+from courses.widgets import kernels
+from courses.widgets.registry import WIDGETS, compute_attention, defaults
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 KEYS = ["attention", "softmax", "norms", "adam", "rope"]

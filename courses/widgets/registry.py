@@ -30,8 +30,8 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
-from courses import kernels
-from courses.widget_forms import (
+from courses.widgets import kernels
+from courses.widgets.forms import (
     MAX_DIM,
     MAX_QUERY_FIELDS,
     MAX_QUERY_STRING,

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from . import walkthrough, widgets
+from . import registry as widgets
+from . import walkthrough
 
 app_name = "widgets"
 

@@ -10,7 +10,7 @@ from django.utils.http import urlencode
 from courses.glossary import GLOSSARY
 from courses.models import Symbol, Walkthrough
 
-from .factories import ChapterFactory, EquationFactory
+from ..factories import ChapterFactory, EquationFactory
 
 ATTENTION = (
     r"\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(\frac{QK^\top}"

@@ -17,10 +17,10 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods
 
-from courses.explorer import Decoded, _attr, decode, load_symbols
 from courses.models import Chapter, Equation, Symbol, Walkthrough
-from courses.widget_forms import MAX_LATEX, MAX_QUERY_STRING, DecodeForm
-from courses.widgets import cacheable, form_errors
+from courses.widgets.explorer import Decoded, _attr, decode, load_symbols
+from courses.widgets.forms import MAX_LATEX, MAX_QUERY_STRING, DecodeForm
+from courses.widgets.registry import cacheable, form_errors
 from platform.rendering import render_markdown, render_math
 
 EXPLORER_MAX_AGE = 5 * 60

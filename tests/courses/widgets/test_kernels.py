@@ -1,4 +1,4 @@
-"""courses/kernels.py: the seed chapter's printed outputs, properties, and numerical edge cases."""
+"""courses/widgets/kernels.py: the seed chapter's printed outputs, properties and edge cases."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from courses import kernels
+from courses.widgets import kernels
 
 PROPERTY = settings(max_examples=60, deadline=None)
 finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)

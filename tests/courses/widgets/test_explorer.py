@@ -12,12 +12,12 @@ from django.utils.http import urlencode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from courses.explorer import decode, tokenize
 from courses.glossary import GLOSSARY
 from courses.models import Symbol
+from courses.widgets.explorer import decode, tokenize
 from platform.rendering import render_math
 
-from .factories import SymbolFactory
+from ..factories import SymbolFactory
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
