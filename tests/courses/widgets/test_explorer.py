@@ -21,7 +21,8 @@ from ..factories import SymbolFactory
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
-# Every formula printed on the two seed pages: the chapter (000) and the notebook index (002).
+# Every formula the product must publish: the capstone chapter's and the notebook's, as LaTeX and
+# as Unicode pasted from a paper.
 SEED_CHAPTER = [
     r"\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(\frac{QK^\top}"
     r"{\sqrt{d_k}}\right)V",
