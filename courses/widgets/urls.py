@@ -1,17 +1,14 @@
 from django.urls import path
 
-from . import registry as widgets
-from . import walkthrough
+from courses.widgets import views, walkthrough
+from courses.widgets.registry import WIDGETS
 
 app_name = "widgets"
 
 urlpatterns = [
-    path("", widgets.index, name="index"),
-    path("attention/", widgets.attention, name="attention"),
-    path("softmax/", widgets.softmax, name="softmax"),
-    path("norms/", widgets.norms, name="norms"),
-    path("adam/", widgets.adam, name="adam"),
-    path("rope/", widgets.rope, name="rope"),
-    path("explorer/", walkthrough.explorer, name="explorer"),
+    path("", views.index, name="index"),
+    path("explorer/", views.explorer, name="explorer"),
     path("walkthrough/", walkthrough.walkthrough, name="walkthrough"),
+    # One view for every registered widget; each keeps its own URL name (widgets:attention …).
+    *(path(f"{key}/", views.widget, {"key": key}, name=key) for key in WIDGETS),
 ]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import ast
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -340,3 +343,19 @@ def test_kernels_module_imports_no_django():
     }
     assert "django" not in imported
     assert imported <= {"__future__", "math", "collections", "numpy"}
+
+
+def test_kernels_module_loads_no_django_in_a_fresh_interpreter():
+    code = (
+        "import sys; import courses.widgets.kernels; "
+        "print(sorted(m for m in sys.modules if m == 'django' or m.startswith('django.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[3],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+    )
+    assert out.stdout.strip() == "[]"
