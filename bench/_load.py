@@ -2,8 +2,9 @@
 
 ``run_load`` drives one or more URL paths with N threads, each holding one keep-alive
 ``http.client`` connection, for a fixed time, and reports requests per second. ``Gunicorn`` starts
-``python -m gunicorn platform.wsgi`` on loopback (from the repository root, so that the project's
-``platform`` package is the one imported) and stops it by its own process group.
+``python -m gunicorn platform.wsgi`` (or another WSGI app) on loopback (from the repository root,
+so that the project's ``platform`` package is the one imported) and stops it by its own process
+group.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def summary(values: Sequence[float]) -> str:
 
 
 class Gunicorn:
-    """``python -m gunicorn platform.wsgi`` on 127.0.0.1:port; use as a context manager."""
+    """``python -m gunicorn <app>`` on 127.0.0.1:port; use as a context manager."""
 
     def __init__(
         self,
@@ -102,11 +103,12 @@ class Gunicorn:
         workers: int = 2,
         threads: int = 4,
         log: Path | None = None,
+        app: str = "platform.wsgi",
     ) -> None:
         self.port = port
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
         self.args = [
-            sys.executable, "-m", "gunicorn", "platform.wsgi",
+            sys.executable, "-m", "gunicorn", app,
             "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
             "--worker-class", "gthread", "--threads", str(threads),
             "--keep-alive", "30", "--log-level", "warning",

@@ -1,12 +1,12 @@
 """Benchmark the widget endpoints and the kernels.
 
 1. Requests per second of each widget fragment (htmx GET) under gunicorn on loopback, side by side
-   with the same endpoint with the computation removed. The baseline is the same server process
-   started with ``BENCH_NO_COMPUTE=1`` and the same URL plus ``_bench=canned``: the request goes
-   through the same middleware, the same form validation and renders the same template with the
-   same result, which the view computed once per worker process for that query string and then
-   reuses (courses/widgets.py). Only the numpy work and building the result tables/SVG is gone.
-   Rounds alternate compute / baseline per endpoint so that background load hits both alike.
+   with the same endpoint with the computation removed. The baseline is a second gunicorn serving
+   bench/widgets_baseline.py: the same site, whose widget registry hands back numbers computed
+   once per worker process for each input. A baseline request goes through the same middleware
+   and form validation, builds the same tables and SVG and renders the same template; only the
+   numpy work is gone. Rounds alternate compute / baseline per endpoint so that background load
+   hits both alike.
 2. The time of each kernel at its largest allowed input, in this process.
 
 Run from the repository root:  .venv/bin/python bench/widgets.py [--rounds 5] [--seconds 2]
@@ -15,6 +15,7 @@ Run from the repository root:  .venv/bin/python bench/widgets.py [--rounds 5] [-
 from __future__ import annotations
 
 import argparse
+import http.client
 import os
 import secrets
 import statistics
@@ -28,6 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._load import Gunicorn, run_load, summary  # noqa: E402
+
+BASELINE_APP = "bench.widgets_baseline:application()"
 
 # (label, path, query): defaults as a learner first sees them, and the largest allowed inputs.
 ENDPOINTS = [
@@ -59,7 +62,7 @@ ENDPOINTS = [
 def kernel_cases():
     import numpy as np
 
-    from courses import kernels
+    from courses.widgets import kernels
 
     rng = np.random.default_rng(0)
     Q, K, V = rng.normal(size=(3, 64, 256))
@@ -92,6 +95,16 @@ def bench_kernels(runs: int, calls: int) -> list[tuple[str, list[float]]]:
     return out
 
 
+def fetch(port: int, url: str, headers: dict[str, str]) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", url, headers=headers)
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
 def prepare(var_dir: Path, env: dict[str, str]) -> None:
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--no-input", "-v0"],
@@ -106,7 +119,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--threads", type=int, default=4)
-    parser.add_argument("--port", type=int, default=8111)
+    parser.add_argument("--port", type=int, default=8111, help="the baseline uses port + 1")
     parser.add_argument("--skip-http", action="store_true")
     args = parser.parse_args()
 
@@ -126,36 +139,38 @@ def main() -> None:
         "SECRET_KEY": secrets.token_urlsafe(60),
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "SECURE_SSL_REDIRECT": "0",
-        "BENCH_NO_COMPUTE": "1",
         "LOG_LEVEL": "ERROR",
         "REDIS_URL": "",
         # Two workers on two cores: one BLAS thread each, so small matmuls never oversubscribe.
         "OPENBLAS_NUM_THREADS": "1",
     }
     prepare(var_dir, env)
+    base_port = args.port + 1
     print(
         f"\nWidget fragments under gunicorn (2 gthread workers × 4 threads) on 127.0.0.1:"
-        f"{args.port}; {args.threads} keep-alive client threads, {args.seconds:g} s per run, "
-        f"{args.rounds} rounds; requests/s median (min–max)"
+        f"{args.port}, the baseline on :{base_port}; {args.threads} keep-alive client threads, "
+        f"{args.seconds:g} s per run, {args.rounds} rounds; requests/s median (min–max)"
     )
     print(f"  {'endpoint':<52} {'compute':>22} {'baseline':>22} {'ratio':>16}")
     ok = True
-    with Gunicorn(args.port, env=env):
+    htmx = {"HX-Request": "true"}
+    with Gunicorn(args.port, env=env), Gunicorn(base_port, env=env, app=BASELINE_APP):
         for label, path, query in ENDPOINTS:
             url = path + ("?" + urlencode(query) if query else "")
-            canned = url + ("&" if query else "?") + "_bench=canned"
-            # Warm both (imports, the canned result) before timing.
-            run_load(
-                args.port, [url, canned], seconds=0.5, threads=2, headers={"HX-Request": "true"}
-            )
+            # Both servers must answer with the same fragment, or the comparison is void.
+            if fetch(args.port, url, htmx) != fetch(base_port, url, htmx):
+                print(f"  {label}: the baseline's answer differs from the real one")
+                ok = False
+            # Warm both (imports, the baseline's numbers) before timing.
+            for port in (args.port, base_port):
+                run_load(port, [url], seconds=0.5, threads=2, headers=htmx)
             real, base = [], []
             statuses = set()
             for _ in range(args.rounds):
-                for target, bucket in ((url, real), (canned, base)):
+                for port, bucket in ((args.port, real), (base_port, base)):
                     r = run_load(
-                        args.port, [target], seconds=args.seconds, threads=args.threads,
-                        headers={"HX-Request": "true"},
-                    )  # fmt: skip
+                        port, [url], seconds=args.seconds, threads=args.threads, headers=htmx
+                    )
                     statuses |= set(r.statuses)
                     bucket.append(r.rps)
             ratios = [a / b for a, b in zip(real, base, strict=True)]

@@ -1,7 +1,8 @@
 """``{% widget_embed "attention" %}``: a widget's form and default result inside a chapter page.
 
-It renders the same ``#widget`` partial as the widget's own page, with element ids made unique
-per page, so the htmx target sits inside the embed and the plain form submits to the widget page.
+It renders the same ``courses/widgets/_widget.html`` as the widget's own page, with element ids
+made unique per page, so the htmx target sits inside the embed and the plain form submits to the
+widget page.
 """
 
 from django import template
@@ -9,7 +10,7 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from courses.widgets import WIDGETS, run_widget
+from courses.widgets.registry import WIDGETS, run_widget
 
 register = template.Library()
 
@@ -35,10 +36,6 @@ def widget_embed(context, key: str) -> SafeString:
     while uid in used:
         uid, n = f"embed-{key}-{n}", n + 1
     widget_context, _status = run_widget(widget, None, uid)
-    widget_context.update(
-        widget=widget,
-        partial_name=f"{widget.template}#widget",
-        with_assets=not used,
-    )
+    widget_context.update(widget=widget, with_assets=not used)
     used.add(uid)
     return render_to_string("courses/widgets/_embed.html", widget_context, request=request)

@@ -12,16 +12,17 @@ from django.utils.http import urlencode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from courses.explorer import decode, tokenize
 from courses.glossary import GLOSSARY
 from courses.models import Symbol
+from courses.widgets.explorer import decode, tokenize
 from platform.rendering import render_math
 
-from .factories import SymbolFactory
+from ..factories import SymbolFactory
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
-# Every formula printed on the two seed pages: the chapter (000) and the notebook index (002).
+# Every formula the product must publish: the capstone chapter's and the notebook's, as LaTeX and
+# as Unicode pasted from a paper.
 SEED_CHAPTER = [
     r"\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(\frac{QK^\top}"
     r"{\sqrt{d_k}}\right)V",

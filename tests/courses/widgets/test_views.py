@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
 import pytest
+from django.http import Http404
 from django.template import Context, Template
 from django.test import RequestFactory
-from django.urls import reverse
+from django.urls import resolve, reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from courses import kernels
-from courses.widgets import WIDGETS, compute_attention, defaults
+from bench.widgets_baseline import without_computation
+from courses.widgets import kernels, views
+from courses.widgets.registry import WIDGETS, defaults
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 KEYS = ["attention", "softmax", "norms", "adam", "rope"]
@@ -105,7 +108,7 @@ def test_attention_heatmap_uses_ten_css_classes_not_inline_styles(client):
 
 
 def test_attention_causal_mask_zeroes_the_upper_triangle():
-    result = compute_attention(
+    result = WIDGETS["attention"].compute(
         {"tokens": 5, "d_k": 4, "d_v": 3, "seed": 1, "temperature": 1.0, "causal": True}
     )
     html = str(result["weights_table"])
@@ -114,7 +117,7 @@ def test_attention_causal_mask_zeroes_the_upper_triangle():
 
 
 def test_attention_entropy_table_shows_the_divisor_matters(client):
-    result = compute_attention(
+    result = WIDGETS["attention"].compute(
         {"tokens": 16, "d_k": 8, "d_v": 8, "seed": 0, "temperature": 1.0, "causal": False}
     )
     rows = {r["d_k"]: r for r in result["entropy_rows"]}
@@ -204,6 +207,21 @@ def test_widgets_index_lists_every_widget_the_explorer_and_the_seven_questions(c
     for key in KEYS:
         assert f'href="{reverse("widgets:" + key)}"' in html
     assert reverse("widgets:explorer") in html and reverse("widgets:walkthrough") in html
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_registry_routes_each_widget_url_to_the_one_widget_view(key):
+    assert list(WIDGETS) == KEYS
+    match = resolve(f"/widgets/{key}/")
+    assert match.func is views.widget
+    assert match.kwargs == {"key": key}
+    assert match.view_name == f"widgets:{key}"
+
+
+def test_registry_unknown_widget_key_is_a_404(client, rf: RequestFactory):
+    assert client.get("/widgets/nope/").status_code == 404
+    with pytest.raises(Http404):
+        views.widget(rf.get("/widgets/nope/"), key="nope")
 
 
 # --- bad input: 400 fragments that name the field and the range -----------------------------
@@ -317,7 +335,7 @@ values = st.one_of(
 
 @pytest.mark.parametrize("key", KEYS)
 def test_widget_fuzz_sees_only_200_or_400(client, key):
-    fields = [*WIDGETS[key].form.base_fields, "_bench"]
+    fields = [*WIDGETS[key].form.base_fields, "unknown"]
 
     @settings(
         max_examples=35,
@@ -337,16 +355,25 @@ def test_widget_fuzz_sees_only_200_or_400(client, key):
 # --- benchmark baseline and embeds -------------------------------------------------------------
 
 
-def test_bench_no_compute_flag_is_ignored_unless_the_server_opts_in(client, monkeypatch):
-    monkeypatch.delenv("BENCH_NO_COMPUTE", raising=False)
+def test_bench_baseline_serves_the_same_fragment_computing_each_input_once(client, monkeypatch):
     normal = client.get(url("adam", steps=50), **HTMX).content
-    assert client.get(url("adam", steps=50, _bench="canned"), **HTMX).content == normal
-    monkeypatch.setenv("BENCH_NO_COMPUTE", "1")
-    first = client.get(url("adam", steps=50, _bench="canned"), **HTMX)
-    second = client.get(url("adam", steps=50, _bench="canned"), **HTMX)
+    calls = []
+    real = WIDGETS["adam"].numbers
+
+    def counted(data):
+        calls.append(data["steps"])
+        return real(data)
+
+    monkeypatch.setitem(WIDGETS, "adam", dataclasses.replace(WIDGETS["adam"], numbers=counted))
+    for key, baseline in without_computation(WIDGETS).items():
+        monkeypatch.setitem(WIDGETS, key, baseline)
+    first = client.get(url("adam", steps=50), **HTMX)
+    second = client.get(url("adam", steps=50), **HTMX)
     assert first.content == second.content == normal
-    bad = client.get(url("adam", steps=0, _bench="canned"), **HTMX)
+    assert calls == [50]  # the second request reused the numbers
+    bad = client.get(url("adam", steps=0), **HTMX)
     assert bad.status_code == 400  # validation still runs in the baseline
+    assert calls == [50]
 
 
 def test_widget_embed_tag_renders_form_and_result_with_unique_ids(rf: RequestFactory):

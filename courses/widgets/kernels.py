@@ -9,6 +9,10 @@ The public API below is fixed: other code and checks rely on these names and mea
     rms_norm(x, gamma=1.0, eps=1e-5)
     adam(grad, theta0, steps, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-8, bias_correction=True)
     rope(x, positions=None, base=10000.0)
+    log_softmax(x, axis=-1, temperature=1.0)
+    cross_entropy(logits, target, axis=-1)
+    multi_head_attention(x, w_q, w_k, w_v, w_o, heads, mask=None) -> (out, weights)
+    adamw(grad, theta0, steps, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01)
 
 A few helpers the widgets also need (``attention_scores``, ``entropy``, ``sgd``) live here too,
 so that every formula on the site is computed in one place.
@@ -26,11 +30,15 @@ import numpy as np
 
 __all__ = [
     "adam",
+    "adamw",
     "attention",
     "attention_scores",
     "causal_mask",
+    "cross_entropy",
     "entropy",
     "layer_norm",
+    "log_softmax",
+    "multi_head_attention",
     "rms_norm",
     "rope",
     "sgd",
@@ -58,6 +66,26 @@ def softmax(x, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
     The maximum is subtracted before dividing by τ, so no logit, however large, overflows; a
     slice that is entirely -inf (every position masked) has no distribution and raises.
     """
+    shifted = _shifted_logits(x, axis, temperature)
+    if shifted.size == 0:
+        return shifted
+    e = np.exp(shifted)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
+    """log softmax(x / τ) along ``axis``, computed without forming the probabilities.
+
+    Same input rules as :func:`softmax`; masked (-inf) entries give -inf.
+    """
+    shifted = _shifted_logits(x, axis, temperature)
+    if shifted.size == 0:
+        return shifted
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def _shifted_logits(x, axis: int, temperature: float) -> np.ndarray:
+    """(x − max x) / τ along ``axis``: every entry ≤ 0, the largest exactly 0."""
     z = np.asarray(x, dtype=np.float64)
     t = _positive(temperature, "temperature")
     if np.isnan(z).any() or np.isposinf(z).any():
@@ -67,11 +95,35 @@ def softmax(x, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
     top = z.max(axis=axis, keepdims=True)
     if np.isneginf(top).any():
         raise ValueError("softmax over a row whose entries are all -inf (every position masked)")
-    # z - top <= 0, so its exponential is in [0, 1]; dividing by t keeps the sign (a difference
-    # of two huge logits may round to -inf, whose exponential is a correct 0).
+    # z - top <= 0; dividing by t keeps the sign (a difference of two huge logits may round to
+    # -inf, whose exponential is a correct 0).
     with np.errstate(over="ignore"):
-        e = np.exp((z - top) / t)
-    return e / e.sum(axis=axis, keepdims=True)
+        return (z - top) / t
+
+
+def cross_entropy(logits, target, axis: int = -1) -> float:
+    """Mean over rows of −log softmax(logits)[target]: logits (n, C), target whole numbers (n,).
+
+    ``axis`` is the class axis of ``logits``; every other axis holds rows, matched by ``target``.
+    """
+    logits = _array(logits, "logits")
+    if logits.ndim < 1:
+        raise ValueError("logits need a class axis")
+    classes = np.moveaxis(logits, axis, -1)
+    t = np.asarray(target)
+    if t.dtype == bool or not np.issubdtype(t.dtype, np.integer):
+        raise ValueError("target must hold whole numbers (class indices)")
+    if t.shape != classes.shape[:-1]:
+        raise ValueError(
+            f"target of shape {t.shape} does not match the rows of logits {classes.shape[:-1]}"
+        )
+    n_classes = classes.shape[-1]
+    if n_classes == 0 or t.size == 0:
+        raise ValueError("cross_entropy needs at least one row and one class")
+    if (t < 0).any() or (t >= n_classes).any():
+        raise ValueError(f"every target must be a class index from 0 to {n_classes - 1}")
+    picked = np.take_along_axis(log_softmax(classes, axis=-1), t[..., None], axis=-1)
+    return float(-picked.mean())
 
 
 def causal_mask(n: int) -> np.ndarray:
@@ -130,6 +182,42 @@ def attention(Q, K, V, mask=None, temperature: float = 1.0) -> tuple[np.ndarray,
             scores = scores + m
     weights = softmax(scores, axis=-1)
     return weights @ V, weights
+
+
+def multi_head_attention(
+    x, w_q, w_k, w_v, w_o, heads: int, mask=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-head self-attention of x (T, d_model); returns (out (T, d_model), weights (h, T, T)).
+
+    Each projection is ``x @ w`` with w (d_model, d_model). Head i takes features
+    i·d_head … (i+1)·d_head − 1 of Q, K and V (d_head = d_model / heads) and attends with its own
+    √d_head; the heads' outputs are joined back in order and projected by ``w_o``. ``mask`` is an
+    additive (T, T) mask shared by every head.
+    """
+    x = _array(x, "x")
+    if x.ndim != 2:
+        raise ValueError(f"x must be tokens × d_model, got shape {x.shape}")
+    T, d_model = x.shape
+    if isinstance(heads, bool) or int(heads) != heads or heads < 1 or d_model % heads:
+        raise ValueError(f"heads must be a whole number >= 1 dividing d_model = {d_model}")
+    heads = int(heads)
+    ws = []
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
+        w = _array(w, name)
+        if w.shape != (d_model, d_model):
+            raise ValueError(f"{name} must be d_model × d_model = {d_model} × {d_model}")
+        ws.append(w)
+    w_q, w_k, w_v, w_o = ws
+    if mask is not None and np.shape(mask) != (T, T):
+        raise ValueError(f"mask must be tokens × tokens = {T} × {T}, got {np.shape(mask)}")
+    d_head = d_model // heads
+
+    def split(m: np.ndarray) -> np.ndarray:  # (T, d_model) -> (heads, T, d_head)
+        return m.reshape(T, heads, d_head).transpose(1, 0, 2)
+
+    out, weights = attention(split(x @ w_q), split(x @ w_k), split(x @ w_v), mask=mask)
+    joined = out.transpose(1, 0, 2).reshape(T, d_model)
+    return joined @ w_o, weights
 
 
 def entropy(p, axis: int = -1) -> np.ndarray:
@@ -205,6 +293,43 @@ def adam(
     θ_t = θ_{t−1} − η m̂_t / (√v̂_t + ε) with m̂, v̂ divided by (1 − β^t) when ``bias_correction``.
     A scalar θ runs on Python floats (the loop over steps is the only loop, and it is cheap).
     """
+    return _adam(grad, theta0, steps, lr, beta1, beta2, eps, bias_correction, 0.0, "Adam")
+
+
+def adamw(
+    grad: Callable,
+    theta0,
+    steps: int,
+    lr: float = 0.001,
+    beta1: float = 0.9,
+    beta2: float = 0.999,
+    eps: float = 1e-8,
+    weight_decay: float = 0.01,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """AdamW: as :func:`adam` (with bias correction), with decoupled weight decay.
+
+    Each step first shrinks θ by η · weight_decay · θ, then takes the Adam step with the gradient
+    at the step's starting θ; the decay never passes through m and v, unlike an L2 term in g.
+    """
+    wd = float(weight_decay)
+    if not (math.isfinite(wd) and wd >= 0.0):
+        raise ValueError(f"weight_decay must be a finite number >= 0, got {weight_decay!r}")
+    return _adam(grad, theta0, steps, lr, beta1, beta2, eps, True, wd, "AdamW")
+
+
+def _adam(
+    grad: Callable,
+    theta0,
+    steps: int,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    bias_correction: bool,
+    weight_decay: float,
+    label: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Adam recursion shared by :func:`adam` and :func:`adamw` (weight_decay 0 for Adam)."""
     steps = _check_optimiser(steps, lr)
     for name, b in (("beta1", beta1), ("beta2", beta2)):
         if not (math.isfinite(b) and 0.0 <= b < 1.0):
@@ -218,6 +343,7 @@ def adam(
     else:
         c1 = c2 = np.ones(steps)
     a1, a2 = 1.0 - beta1, 1.0 - beta2
+    keep = 1.0 - lr * weight_decay  # decoupled decay: θ shrinks before each Adam step
     if start.ndim == 0:
         # Scalar θ: Python floats are ~20x cheaper per operation than 0-d numpy arrays.
         th, m, v = float(start), 0.0, 0.0
@@ -230,7 +356,7 @@ def adam(
             g = grad(th)
             m = beta1 * m + a1 * g
             v = beta2 * v + a2 * g * g
-            th = th - s1 * m / (sqrt(v * r2) + eps)
+            th = keep * th - s1 * m / (sqrt(v * r2) + eps)
             keep_theta(th)
             keep_m(m)
             keep_v(v)
@@ -251,12 +377,12 @@ def adam(
             ms[t] = beta1 * ms[t - 1] + a1 * g
             vs[t] = beta2 * vs[t - 1] + a2 * g * g
             m_hat, v_hat = ms[t] / c1[t - 1], vs[t] / c2[t - 1]
-            thetas[t] = thetas[t - 1] - lr * m_hat / (np.sqrt(v_hat) + eps)
+            thetas[t] = keep * thetas[t - 1] - lr * m_hat / (np.sqrt(v_hat) + eps)
         out = thetas, ms, vs
     for name, arr in zip(("θ", "m", "v"), out, strict=True):
         if not np.isfinite(arr).all():
             bad = int(np.argmin(np.isfinite(arr).reshape(steps + 1, -1).all(axis=1)))
-            raise ValueError(f"Adam's {name} stopped being finite at step {bad}")
+            raise ValueError(f"{label}'s {name} stopped being finite at step {bad}")
     return out
 
 

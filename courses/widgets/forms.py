@@ -2,7 +2,8 @@
 
 The caps keep the work per request small and bounded: tokens ≤ 64, any dimension ≤ 256,
 steps ≤ 5,000, vectors ≤ 256 entries, a pasted equation ≤ 2,000 characters, typed matrices and
-the whole query string of bounded size.
+the whole query string of bounded size (:func:`too_large`, the one size rule of every widget
+endpoint, checked before any form is bound).
 """
 
 from __future__ import annotations
@@ -21,8 +22,28 @@ MAX_MATRIX_CHARS = 4000
 MAX_QUERY_STRING = 16384
 MAX_QUERY_FIELDS = 40
 MAX_MAGNITUDE = 1e6  # typed numbers: large enough to show saturation, small enough to stay finite
+MAX_ANSWER = 4000  # one answer of the seven questions
+
+TOO_LARGE = (
+    f"The request is too large: at most {MAX_QUERY_STRING:,} characters and "
+    f"{MAX_QUERY_FIELDS} fields. Use the seed instead of typing big matrices."
+)
 
 _SPLIT = re.compile(r"[\s,]+")
+
+
+def too_large(raw_query: str) -> bool:
+    """Whether a raw query string is over the size caps (characters or fields)."""
+    return len(raw_query) > MAX_QUERY_STRING or raw_query.count("&") >= MAX_QUERY_FIELDS
+
+
+def form_errors(form: forms.Form) -> list[tuple[str, str]]:
+    """(field label, message) for every error of a bound form, for the 400 fragment."""
+    out = []
+    for name, messages in form.errors.items():
+        label = str(form.fields[name].label) if name in form.fields else "input"
+        out += [(label, str(m)) for m in messages]
+    return out
 
 
 class RangeInput(forms.NumberInput):
@@ -261,3 +282,45 @@ class DecodeForm(forms.Form):
             "max_length": f"Too long: paste at most {MAX_LATEX:,} characters.",
         },
     )
+
+
+QUESTIONS: list[tuple[str, str, str]] = [
+    ("output", "What comes out?", "Name the left-hand side: what is computed, and what is it?"),
+    ("inputs", "What goes in?", "Which symbols arrive from outside: data, or earlier results?"),
+    ("learned", "What is learned?", "Which symbols does training set? Which are picked by hand?"),
+    ("shapes", "What shape is everything?", "Write each symbol's shape: tokens × d_k …"),
+    ("operations", "What does each operation do?", "Go through every operator, inside out."),
+    ("extremes", "What happens at the extremes?", "Push each constant to 0 and to ∞."),
+    ("ablations", "What breaks without each part?", "Delete one piece at a time: what fails?"),
+]
+
+
+class WalkthroughForm(forms.Form):
+    """The seven questions about one equation, with the equation (or a saved walk-through)."""
+
+    latex = forms.CharField(
+        label="Equation (LaTeX or Unicode)",
+        max_length=MAX_LATEX,
+        widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}),
+        error_messages={
+            "required": "Give the equation: 1 to 2,000 characters of LaTeX or Unicode.",
+            "max_length": f"Too long: at most {MAX_LATEX:,} characters.",
+        },
+    )
+    equation = forms.IntegerField(required=False, widget=forms.HiddenInput, min_value=1)
+    walkthrough = forms.IntegerField(required=False, widget=forms.HiddenInput, min_value=1)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for key, question, hint in QUESTIONS:
+            self.fields[key] = forms.CharField(
+                label=question,
+                help_text=hint,
+                required=False,
+                max_length=MAX_ANSWER,
+                widget=forms.Textarea(attrs={"rows": 3}),
+                error_messages={"max_length": f"Keep each answer under {MAX_ANSWER:,} characters."},
+            )
+
+    def answers(self) -> dict[str, str]:
+        return {key: self.cleaned_data.get(key, "") for key, _q, _h in QUESTIONS}

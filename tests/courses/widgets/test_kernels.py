@@ -1,9 +1,12 @@
-"""courses/kernels.py: the seed chapter's printed outputs, properties, and numerical edge cases."""
+"""courses/widgets/kernels.py: the seed chapter's printed outputs, properties and edge cases."""
 
 from __future__ import annotations
 
 import ast
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from courses import kernels
+from courses.widgets import kernels
 
 PROPERTY = settings(max_examples=60, deadline=None)
 finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
@@ -340,3 +343,151 @@ def test_kernels_module_imports_no_django():
     }
     assert "django" not in imported
     assert imported <= {"__future__", "math", "collections", "numpy"}
+
+
+def test_kernels_module_loads_no_django_in_a_fresh_interpreter():
+    code = (
+        "import sys; import courses.widgets.kernels; "
+        "print(sorted(m for m in sys.modules if m == 'django' or m.startswith('django.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[3],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+    )
+    assert out.stdout.strip() == "[]"
+
+
+# --- log_softmax, cross_entropy, multi-head attention, AdamW ------------------------------------
+
+
+@PROPERTY
+@given(vectors(2), st.floats(0.05, 20))
+def test_log_softmax_is_the_log_of_softmax(x, tau):
+    np.testing.assert_allclose(
+        np.exp(kernels.log_softmax(x, temperature=tau)),
+        kernels.softmax(x, temperature=tau),
+        rtol=1e-9,
+        atol=1e-300,
+    )
+
+
+def test_log_softmax_of_huge_logits_stays_exact():
+    assert kernels.log_softmax([1000.0, 0.0]).tolist() == [0.0, -1000.0]
+    assert kernels.log_softmax([0.0, -np.inf]).tolist() == [0.0, -np.inf]
+    with pytest.raises(ValueError, match="every position masked"):
+        kernels.log_softmax([-np.inf, -np.inf])
+
+
+def test_cross_entropy_of_uniform_logits_is_log_of_the_class_count():
+    assert math.isclose(kernels.cross_entropy(np.zeros((3, 5)), np.array([0, 2, 4])), math.log(5))
+
+
+def test_cross_entropy_is_the_mean_negative_log_probability_of_the_target():
+    logits = np.array([[2.0, 1.0, 0.1], [0.5, 2.5, -1.0]])
+    target = np.array([0, 1])
+    p = kernels.softmax(logits)
+    expected = -(math.log(p[0, 0]) + math.log(p[1, 1])) / 2
+    assert math.isclose(kernels.cross_entropy(logits, target), expected)
+    assert math.isclose(kernels.cross_entropy(logits.T, target, axis=0), expected)
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (np.array([0, 3]), "class index from 0 to 2"),
+        (np.array([0, -1]), "class index from 0 to 2"),
+        (np.array([0.0, 1.0]), "whole numbers"),
+        (np.array([0, 1, 2]), "does not match the rows"),
+    ],
+)
+def test_cross_entropy_rejects_bad_targets(target, message):
+    with pytest.raises(ValueError, match=message):
+        kernels.cross_entropy(np.zeros((2, 3)), target)
+
+
+def _heads_one_by_one(x, w_q, w_k, w_v, w_o, heads, mask=None):
+    d_head = x.shape[1] // heads
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    outs, weights = [], []
+    for h in range(heads):
+        cols = slice(h * d_head, (h + 1) * d_head)
+        scores = q[:, cols] @ k[:, cols].T / math.sqrt(d_head) + (0 if mask is None else mask)
+        w = kernels.softmax(scores)
+        outs.append(w @ v[:, cols])
+        weights.append(w)
+    return np.concatenate(outs, axis=1) @ w_o, np.stack(weights)
+
+
+@pytest.mark.parametrize(("heads", "causal"), [(1, False), (2, True), (4, False), (8, True)])
+def test_multi_head_attention_matches_the_heads_computed_one_by_one(heads, causal):
+    rng = np.random.default_rng(heads)
+    x = rng.normal(size=(5, 8))
+    ws = rng.normal(size=(4, 8, 8)) / math.sqrt(8)
+    mask = kernels.causal_mask(5) if causal else None
+    out, weights = kernels.multi_head_attention(x, *ws, heads=heads, mask=mask)
+    ref_out, ref_weights = _heads_one_by_one(x, *ws, heads, mask)
+    assert out.shape == (5, 8) and weights.shape == (heads, 5, 5)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(weights, ref_weights, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0)
+    if causal:
+        assert (weights[:, np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] == 0).all()
+
+
+def test_multi_head_attention_with_one_head_and_identity_weights_is_attention():
+    x = np.random.default_rng(0).normal(size=(4, 6))
+    eye = np.eye(6)
+    out, weights = kernels.multi_head_attention(x, eye, eye, eye, eye, heads=1)
+    ref_out, ref_weights = kernels.attention(x, x, x)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-12)
+    np.testing.assert_allclose(weights[0], ref_weights, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("heads", "w_shape", "mask", "message"),
+    [
+        (3, (8, 8), None, "dividing d_model = 8"),
+        (0, (8, 8), None, "dividing d_model = 8"),
+        (2, (8, 4), None, "w_q must be d_model × d_model"),
+        (2, (8, 8), np.zeros((4, 5)), "mask must be tokens × tokens"),
+    ],
+)
+def test_multi_head_attention_rejects_bad_shapes(heads, w_shape, mask, message):
+    x = np.ones((5, 8))
+    w = np.ones(w_shape)
+    with pytest.raises(ValueError, match=message):
+        kernels.multi_head_attention(x, w, np.eye(8), np.eye(8), np.eye(8), heads=heads, mask=mask)
+
+
+def test_adamw_without_weight_decay_is_adam():
+    theta, m, v = kernels.adamw(lambda t: 2.0 * t, 3.0, 200, lr=0.1, weight_decay=0.0)
+    ref = kernels.adam(lambda t: 2.0 * t, 3.0, 200, lr=0.1)
+    for got, want in zip((theta, m, v), ref, strict=True):
+        assert got.tolist() == want.tolist()
+
+
+def test_adamw_decay_is_decoupled_from_the_gradient():
+    # With a zero gradient, Adam does not move and AdamW only shrinks: θ_t = θ₀ (1 − η λ)^t.
+    theta, m, v = kernels.adamw(lambda t: 0.0 * t, 3.0, 10, lr=0.1, weight_decay=0.5)
+    np.testing.assert_allclose(theta, 3.0 * 0.95 ** np.arange(11), rtol=1e-12)
+    assert not m.any() and not v.any()
+
+
+def test_adamw_first_step_by_hand_and_on_arrays():
+    lr, wd, theta0 = 0.1, 0.01, np.array([3.0, -2.0])
+    theta, _m, _v = kernels.adamw(lambda t: 2.0 * t, theta0, 1, lr=lr, weight_decay=wd)
+    g = 2.0 * theta0  # the gradient at the step's starting θ
+    expected = theta0 * (1 - lr * wd) - lr * g / (np.abs(g) + 1e-8)
+    np.testing.assert_allclose(theta[1], expected, rtol=1e-12)
+    scalar, _m, _v = kernels.adamw(lambda t: 2.0 * t, 3.0, 1, lr=lr, weight_decay=wd)
+    assert math.isclose(scalar[1], expected[0], rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("wd", [-0.1, float("nan"), float("inf")])
+def test_adamw_rejects_bad_weight_decay(wd):
+    with pytest.raises(ValueError, match="weight_decay"):
+        kernels.adamw(lambda t: 2.0 * t, 3.0, 5, weight_decay=wd)

@@ -10,7 +10,7 @@ from django.utils.http import urlencode
 from courses.glossary import GLOSSARY
 from courses.models import Symbol, Walkthrough
 
-from .factories import ChapterFactory, EquationFactory
+from ..factories import ChapterFactory, EquationFactory
 
 ATTENTION = (
     r"\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(\frac{QK^\top}"
@@ -182,3 +182,14 @@ def test_walkthrough_get_runs_a_constant_number_of_queries(
     )
     with django_assert_max_num_queries(6):
         assert learner_client.get(URL + f"?walkthrough={saved.pk}").status_code == 200
+
+
+def test_walkthrough_prefill_runs_a_constant_number_of_queries(
+    client, equation, django_assert_max_num_queries
+):
+    # The prefill reads each recognised symbol's kind and extremes: loaded with the glossary,
+    # not one query per symbol.
+    with django_assert_max_num_queries(6):
+        response = client.get(URL + f"?equation={equation.pk}")
+    assert response.status_code == 200
+    assert "Q — Q (queries)" in response.content.decode()

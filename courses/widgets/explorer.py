@@ -11,7 +11,7 @@ No Django import here except in :func:`load_symbols`, so the matcher is testable
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -326,11 +326,8 @@ def decode(latex: str, symbols: Sequence[Any]) -> Decoded:
 
 
 def load_symbols() -> list[Any]:
-    """Every Symbol row, in one query."""
+    """Every Symbol row, in one query, with the fields the explorer and the walk-through read."""
     from courses.models import Symbol
 
-    return list(Symbol.objects.only("slug", "name", "glyph", "latex", "tokens", "explanation"))
-
-
-def decode_with_glossary(latex: str, symbols: Iterable[Any] | None = None) -> Decoded:
-    return decode(latex, list(symbols) if symbols is not None else load_symbols())
+    fields = ("slug", "name", "glyph", "latex", "tokens", "explanation", "kind", "extremes")
+    return list(Symbol.objects.only(*fields))
