@@ -28,3 +28,20 @@ def urls(chapter) -> dict[str, str]:
         "finish": reverse("courses:finish", args=args),
         "label": reverse("courses:label", args=[*args, equation.pk]) if equation else "",
     }
+
+
+@pytest.fixture
+def demo_course():
+    """The glossary and the demo course loaded from courses/content/ (listings not run).
+
+    The notes its chapters link to are stand-ins made by a factory, so the notebook's own
+    content need not load. Returns the loader's summary lines.
+    """
+    from courses import contentfiles
+    from tests.notebook.factories import NoteFactory
+
+    for course in contentfiles.DEFAULT_DIR.glob(f"*/{contentfiles.COURSE_FILE}"):
+        for chapter in contentfiles.parse_course(course.parent).chapters:
+            for slug in chapter.related_notes:
+                NoteFactory(slug=slug, title=slug.replace("-", " ").capitalize())
+    return contentfiles.load(paths=[contentfiles.DEFAULT_DIR]).summaries

@@ -12,13 +12,14 @@ from django.utils.http import urlencode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from courses.contentfiles import DEFAULT_DIR, GLOSSARY_FILE, parse_glossary
 from courses.explorer import decode, tokenize
-from courses.glossary import GLOSSARY
 from courses.models import Symbol
 from platform.rendering import render_math
 
 from .factories import SymbolFactory
 
+GLOSSARY = parse_glossary(DEFAULT_DIR / GLOSSARY_FILE)
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 # Every formula printed on the two seed pages: the chapter (000) and the notebook index (002).
