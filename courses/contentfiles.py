@@ -792,7 +792,7 @@ def _toml_value(value: Any, indent: int = 0) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        return _toml_string(value)
+        return toml_string(value)
     if isinstance(value, list):
         items = [_toml_value(item) for item in value]
         inline = "[" + ", ".join(items) + "]"
@@ -802,7 +802,9 @@ def _toml_value(value: Any, indent: int = 0) -> str:
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
 
 
-def _toml_string(value: str) -> str:
+def toml_string(value: str) -> str:
+    """A TOML string for ``value``: plain quotes, literal quotes when there are backslashes
+    (LaTeX), triple quotes across lines; escapes only as a last resort."""
     value = _normalise(value)
     if "\n" in value:
         plain = "\\" not in value and '"""' not in value and not value.endswith('"')
