@@ -494,9 +494,12 @@ def _load_notebook(path: Path | None) -> str:
 
 def _load_glossary(path: Path) -> str:
     entries = parse_glossary(path)
+    existing = {symbol.slug: symbol for symbol in Symbol.objects.all()}
     for entry in entries:
-        _upsert(Symbol, {"slug": entry["slug"]}, {k: v for k, v in entry.items() if k != "slug"})
-    Symbol.objects.exclude(slug__in=[entry["slug"] for entry in entries]).delete()
+        values = {k: v for k, v in entry.items() if k != "slug"}
+        _save(Symbol, existing.pop(entry["slug"], None), {"slug": entry["slug"]}, values)
+    if existing:
+        Symbol.objects.filter(pk__in=[symbol.pk for symbol in existing.values()]).delete()
     return f"glossary: {len(entries)} symbols"
 
 
@@ -542,9 +545,13 @@ def _link_chapter(chapter: Chapter, course_slug: str, spec: ChapterSpec) -> None
     missing = [slug for slug in spec.symbols if slug not in symbols]
     if missing:
         raise file.error(f"unknown symbol '{missing[0]}' (not in the glossary)", ("symbols",))
-    ChapterSymbol.objects.filter(chapter=chapter).exclude(symbol__slug__in=spec.symbols).delete()
+    shown = {row.symbol_id: row for row in ChapterSymbol.objects.filter(chapter=chapter)}
     for position, slug in enumerate(spec.symbols, start=1):
-        _upsert(ChapterSymbol, {"chapter": chapter, "symbol": symbols[slug]}, {"order": position})
+        symbol = symbols[slug]
+        lookup = {"chapter": chapter, "symbol": symbol}
+        _save(ChapterSymbol, shown.pop(symbol.pk, None), lookup, {"order": position})
+    if shown:
+        ChapterSymbol.objects.filter(pk__in=[row.pk for row in shown.values()]).delete()
     for key in ("prerequisites", "related_chapters"):
         targets = [_find_chapter(file, key, course_slug, ref) for ref in getattr(spec, key)]
         _set_links(getattr(chapter, key), targets)
@@ -572,7 +579,11 @@ def _set_links(manager: Any, targets: list[models.Model]) -> None:
 
 def _upsert(model: type[models.Model], lookup: dict, values: dict) -> Any:
     """The row matching ``lookup`` with ``values``, saved only if something differs."""
-    obj = model.objects.filter(**lookup).first()
+    return _save(model, model.objects.filter(**lookup).first(), lookup, values)
+
+
+def _save(model: type[models.Model], obj: Any, lookup: dict, values: dict) -> Any:
+    """``obj`` (or, if None, a new row of ``lookup``) with ``values``, saved only if changed."""
     if obj is None:
         return model.objects.create(**lookup, **values)
     changed = [name for name, value in values.items() if getattr(obj, name) != value]
@@ -586,11 +597,18 @@ def _upsert(model: type[models.Model], lookup: dict, values: dict) -> Any:
 def _upsert_children(model: type[models.Model], parent: models.Model, rows: list[dict]) -> list:
     """Children by position (``order`` from 1), surplus rows deleted."""
     parent_field = {Choice: "question", EquationPart: "equation"}.get(model, "chapter")
+    fetched = list(model.objects.filter(**{parent_field: parent}).order_by("order", "id"))
+    existing: dict[int, Any] = {}
+    for obj in fetched:
+        existing.setdefault(obj.order, obj)
     objects = [
-        _upsert(model, {parent_field: parent, "order": order}, values)
+        _save(model, existing.get(order), {parent_field: parent, "order": order}, values)
         for order, values in enumerate(rows, start=1)
     ]
-    model.objects.filter(**{parent_field: parent, "order__gt": len(rows)}).delete()
+    kept = {obj.pk for obj in objects}
+    surplus = [obj.pk for obj in fetched if obj.pk not in kept]
+    if surplus:
+        model.objects.filter(pk__in=surplus).delete()
     return objects
 
 
