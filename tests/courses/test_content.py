@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -405,3 +406,17 @@ def test_listing_file_prints_its_expected_output(path, expected):
     )
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout == expected
+
+
+def test_readme_example_chapter_parses(tmp_path):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    example = re.search(r"```\n(\+\+\+\n.*?)```", readme, re.S).group(1)
+    (tmp_path / "course.toml").write_text('slug = "c"\ntitle = "C"\nchapters = ["rope"]\n')
+    (tmp_path / "rope.md").write_text(example)
+    (tmp_path / "rope").mkdir()
+    (tmp_path / "rope" / "rope_offsets.py").write_text("print(1)\n")
+
+    chapter = contentfiles.parse_course(tmp_path).chapters[0]
+    assert chapter.fields["title"] == "Rotary position embeddings (RoPE)"
+    assert chapter.equations[0][0]["latex"] == r"\theta_i = b^{-2i/d}"
+    assert chapter.questions[0][1][0]["is_correct"] is True
