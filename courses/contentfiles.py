@@ -27,6 +27,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
 
 from platform.frontmatter import FENCE, ContentError, read_markdown, read_toml
@@ -49,6 +50,7 @@ GLOSSARY_FILE = "glossary.toml"
 COURSE_FILE = "course.toml"
 
 _SLUG = re.compile(r"^[-a-zA-Z0-9_]+\Z")
+_SLUG_LENGTH = 100  # Course, Chapter and Symbol slugs
 _KINDS = [value for value, _ in Symbol.Kind.choices]
 _ROLES = [value for value, _ in EquationPart.Role.choices]
 _WIDGETS = [value for value, _ in Equation.Widget.choices if value]
@@ -214,8 +216,15 @@ class _File:
         line = self.lines.line(keys if at is None else at)
         return ContentError(self.path, message, line=line, key=_key_name(keys))
 
-    def table(self, data: Any, spec: dict[str, tuple[type, bool]], keys: tuple = ()) -> dict:
-        """The keys of ``data`` checked against ``spec``; optional ones filled with defaults."""
+    def table(
+        self,
+        data: Any,
+        spec: dict[str, tuple[type, bool]],
+        keys: tuple = (),
+        model: type[models.Model] | None = None,
+    ) -> dict:
+        """The keys of ``data`` checked against ``spec`` (types; required strings not blank;
+        no longer than the ``model`` field of the same name allows); defaults filled in."""
         if not isinstance(data, dict):
             raise self.error(f"must be a table, not {type(data).__name__}", keys)
         for key in data:
@@ -234,6 +243,13 @@ class _File:
                 raise self.error(
                     f"must be a {_TYPE_NAMES[kind]}, not {_TYPE_NAMES.get(type(value), 'that')}",
                     (*keys, key),
+                )
+            if kind is str and required and not value.strip():
+                raise self.error("must not be empty", (*keys, key))
+            limit = _max_length(model, key)
+            if kind is str and limit and len(value) > limit:
+                raise self.error(
+                    f"is {len(value)} characters long; at most {limit} fit", (*keys, key)
                 )
             result[key] = value
         return result
@@ -261,11 +277,20 @@ class _File:
         return value
 
     def slug(self, value: str, keys: tuple) -> str:
-        if not _SLUG.match(value):
+        if not _SLUG.match(value) or len(value) > _SLUG_LENGTH:
             raise self.error(
-                f"'{value}' is not a slug (letters, digits, dashes, underscores)", keys
+                f"'{value}' is not a slug (up to {_SLUG_LENGTH} letters, digits, dashes, "
+                "underscores)",
+                keys,
             )
         return value
+
+
+def _max_length(model: type[models.Model] | None, name: str) -> int | None:
+    try:
+        return getattr(model._meta.get_field(name), "max_length", None) if model else None
+    except FieldDoesNotExist:
+        return None
 
 
 _TYPE_NAMES = {str: "string", list: "list", bool: "boolean (true or false)", int: "integer"}
@@ -288,7 +313,7 @@ def parse_glossary(path: Path) -> list[dict[str, Any]]:
     seen: set[str] = set()
     for i, raw in enumerate(file.tables(data["symbol"], ("symbol",))):
         keys = ("symbol", i)
-        entry = file.table(raw, _SYMBOL_KEYS, keys)
+        entry = file.table(raw, _SYMBOL_KEYS, keys, Symbol)
         file.slug(entry["slug"], (*keys, "slug"))
         if entry["slug"] in seen:
             raise file.error(f"symbol '{entry['slug']}' appears twice", (*keys, "slug"))
@@ -309,7 +334,7 @@ def parse_course(directory: Path) -> CourseSpec:
     path = directory / COURSE_FILE
     data = read_toml(path)
     file = _File(path, _Lines(path.read_text(encoding="utf-8")))
-    course = file.table(data, _COURSE_KEYS)
+    course = file.table(data, _COURSE_KEYS, model=Course)
     file.slug(course["slug"], ("slug",))
     slugs = file.strings(course["chapters"], ("chapters",))
     for slug in slugs:
@@ -336,30 +361,32 @@ def _parse_chapter(path: Path, directory: Path, slug: str, order: int) -> Chapte
     meta, body = read_markdown(path)
     lines = _Lines(path.read_text(encoding="utf-8").split("\n+++", 1)[0], first_line=1)
     file = _File(path, lines)
-    chapter = file.table(meta, _CHAPTER_KEYS)
+    chapter = file.table(meta, _CHAPTER_KEYS, model=Chapter)
     for key in ("prerequisites", "symbols", "related_chapters", "related_notes"):
         file.strings(chapter[key], (key,))
     equations = []
     for i, raw in enumerate(file.tables(chapter["equations"], ("equations",))):
         keys = ("equations", i)
-        equation = file.table(raw, _EQUATION_KEYS, keys)
+        equation = file.table(raw, _EQUATION_KEYS, keys, Equation)
         if equation["widget"]:
             file.choice(equation["widget"], _WIDGETS, (*keys, "widget"))
         parts = []
         for j, raw_part in enumerate(file.tables(equation.pop("parts"), (*keys, "parts"))):
-            part = file.table(raw_part, _PART_KEYS, (*keys, "parts", j))
+            part = file.table(raw_part, _PART_KEYS, (*keys, "parts", j), EquationPart)
             file.choice(part["role"], _ROLES, (*keys, "parts", j, "role"))
             parts.append(part)
         equations.append((equation, parts))
     listings = []
     for i, raw in enumerate(file.tables(chapter["listings"], ("listings",))):
         keys = ("listings", i)
-        listing = file.table(raw, _LISTING_KEYS, keys)
+        listing = file.table(raw, _LISTING_KEYS, keys, CodeListing)
         source_path = (directory / listing["file"]).resolve()
         if not source_path.is_relative_to(directory.resolve()):
             raise file.error("the listing must be a file inside the course folder", (*keys, "file"))
         if not source_path.is_file():
             raise file.error(f"no such file: {listing['file']}", (*keys, "file"))
+        if len(source_path.name) > CodeListing._meta.get_field("filename").max_length:
+            raise file.error("the file name is too long for a listing", (*keys, "file"))
         if not FILENAME_VALIDATOR.regex.match(source_path.name):
             raise file.error(
                 "file names use letters, digits, dots, dashes and underscores only",
@@ -382,13 +409,13 @@ def _parse_chapter(path: Path, directory: Path, slug: str, order: int) -> Chapte
     questions = []
     for i, raw in enumerate(file.tables(chapter["questions"], ("questions",))):
         keys = ("questions", i)
-        question = file.table(raw, _QUESTION_KEYS, keys)
+        question = file.table(raw, _QUESTION_KEYS, keys, Question)
         raw_choices = file.tables(question.pop("choices"), (*keys, "choices"))
         if len(raw_choices) < 2:
             raise file.error("a question needs at least two choices", keys)
         choices = []
         for j, raw_choice in enumerate(raw_choices):
-            choice = file.table(raw_choice, _CHOICE_KEYS, (*keys, "choices", j))
+            choice = file.table(raw_choice, _CHOICE_KEYS, (*keys, "choices", j), Choice)
             choices.append(
                 {
                     "text": choice["text"],

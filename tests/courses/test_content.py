@@ -420,3 +420,28 @@ def test_readme_example_chapter_parses(tmp_path):
     assert chapter.fields["title"] == "Rotary position embeddings (RoPE)"
     assert chapter.equations[0][0]["latex"] == r"\theta_i = b^{-2i/d}"
     assert chapter.questions[0][1][0]["is_correct"] is True
+
+
+def test_error_required_text_left_empty(content):
+    path = content / COURSE / "rope.md"
+    line = edit(path, 'text = "No."', 'text = "  "')
+    assert load_error(content) == (
+        f"{path}:{line} [questions[2].choices[1].text]: must not be empty"
+    )
+
+
+def test_error_text_longer_than_its_column(content):
+    path = content / COURSE / "rope.md"
+    line = edit(path, '"The base, often 10000, fixed before training."', f'"{"x" * 301}"')
+    assert load_error(content) == (
+        f"{path}:{line} [equations[1].parts[2].reason]: is 301 characters long; at most 300 fit"
+    )
+
+
+def test_error_chapter_slug_that_is_not_a_slug(content):
+    path = content / COURSE / "course.toml"
+    edit(path, '"rope"', '"rope chapter"')
+    assert load_error(content) == (
+        f"{path}:4 [chapters]: 'rope chapter' is not a slug (up to 100 letters, digits, "
+        "dashes, underscores)"
+    )
