@@ -21,7 +21,7 @@ LaTeX in literal strings, defaults left out), so export → load → export give
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
@@ -55,8 +55,10 @@ _KINDS = [value for value, _ in Symbol.Kind.choices]
 _ROLES = [value for value, _ in EquationPart.Role.choices]
 _WIDGETS = [value for value, _ in Equation.Widget.choices if value]
 
+_Spec = Mapping[str, tuple[type, bool]]  # key -> (type, required)
+
 # Each file's keys: name -> (type, required). Order here is the order export writes them in.
-_SYMBOL_KEYS = {
+_SYMBOL_KEYS: _Spec = {
     "slug": (str, True),
     "name": (str, True),
     "glyph": (str, True),
@@ -66,7 +68,7 @@ _SYMBOL_KEYS = {
     "extremes": (str, False),
     "explanation": (str, True),
 }
-_COURSE_KEYS = {
+_COURSE_KEYS: _Spec = {
     "slug": (str, True),
     "title": (str, True),
     "summary": (str, False),
@@ -74,7 +76,7 @@ _COURSE_KEYS = {
     "published": (bool, False),
     "chapters": (list, True),
 }
-_CHAPTER_KEYS = {
+_CHAPTER_KEYS: _Spec = {
     "title": (str, True),
     "summary": (str, False),
     "published": (bool, False),
@@ -88,7 +90,7 @@ _CHAPTER_KEYS = {
     "listings": (list, False),
     "questions": (list, False),
 }
-_EQUATION_KEYS = {
+_EQUATION_KEYS: _Spec = {
     "title": (str, True),
     "latex": (str, True),
     "shape_note": (str, False),
@@ -96,10 +98,14 @@ _EQUATION_KEYS = {
     "widget": (str, False),
     "parts": (list, False),
 }
-_PART_KEYS = {"latex": (str, True), "role": (str, True), "reason": (str, True)}
-_LISTING_KEYS = {"file": (str, True), "language": (str, False), "expected_output": (str, False)}
-_QUESTION_KEYS = {"prompt": (str, True), "explanation": (str, True), "choices": (list, True)}
-_CHOICE_KEYS = {"text": (str, True), "correct": (bool, False), "explanation": (str, True)}
+_PART_KEYS: _Spec = {"latex": (str, True), "role": (str, True), "reason": (str, True)}
+_LISTING_KEYS: _Spec = {
+    "file": (str, True),
+    "language": (str, False),
+    "expected_output": (str, False),
+}
+_QUESTION_KEYS: _Spec = {"prompt": (str, True), "explanation": (str, True), "choices": (list, True)}
+_CHOICE_KEYS: _Spec = {"text": (str, True), "correct": (bool, False), "explanation": (str, True)}
 _DEFAULTS = {str: "", list: [], bool: False, int: 0}
 
 
@@ -219,7 +225,7 @@ class _File:
     def table(
         self,
         data: Any,
-        spec: dict[str, tuple[type, bool]],
+        spec: _Spec,
         keys: tuple = (),
         model: type[models.Model] | None = None,
     ) -> dict:
@@ -244,10 +250,10 @@ class _File:
                     f"must be a {_TYPE_NAMES[kind]}, not {_TYPE_NAMES.get(type(value), 'that')}",
                     (*keys, key),
                 )
-            if kind is str and required and not value.strip():
+            if isinstance(value, str) and required and not value.strip():
                 raise self.error("must not be empty", (*keys, key))
             limit = _max_length(model, key)
-            if kind is str and limit and len(value) > limit:
+            if isinstance(value, str) and limit and len(value) > limit:
                 raise self.error(
                     f"is {len(value)} characters long; at most {limit} fit", (*keys, key)
                 )
@@ -385,9 +391,9 @@ def _parse_chapter(path: Path, directory: Path, slug: str, order: int) -> Chapte
             raise file.error("the listing must be a file inside the course folder", (*keys, "file"))
         if not source_path.is_file():
             raise file.error(f"no such file: {listing['file']}", (*keys, "file"))
-        if len(source_path.name) > CodeListing._meta.get_field("filename").max_length:
+        if len(source_path.name) > (_max_length(CodeListing, "filename") or 0):
             raise file.error("the file name is too long for a listing", (*keys, "file"))
-        if not FILENAME_VALIDATOR.regex.match(source_path.name):
+        if not re.match(FILENAME_VALIDATOR.regex, source_path.name):
             raise file.error(
                 "file names use letters, digits, dots, dashes and underscores only",
                 (*keys, "file"),
@@ -598,7 +604,7 @@ def _find_chapter(file: _File, key: str, course_slug: str, ref: str) -> Chapter:
     return found
 
 
-def _set_links(manager: Any, targets: list[models.Model]) -> None:
+def _set_links(manager: Any, targets: Sequence[models.Model]) -> None:
     """Set a many-to-many only when it changes (each change moves cached pages' versions)."""
     if {t.pk for t in manager.all()} != {t.pk for t in targets}:
         manager.set(targets)
@@ -606,13 +612,13 @@ def _set_links(manager: Any, targets: list[models.Model]) -> None:
 
 def _upsert(model: type[models.Model], lookup: dict, values: dict) -> Any:
     """The row matching ``lookup`` with ``values``, saved only if something differs."""
-    return _save(model, model.objects.filter(**lookup).first(), lookup, values)
+    return _save(model, model._default_manager.filter(**lookup).first(), lookup, values)
 
 
 def _save(model: type[models.Model], obj: Any, lookup: dict, values: dict) -> Any:
     """``obj`` (or, if None, a new row of ``lookup``) with ``values``, saved only if changed."""
     if obj is None:
-        return model.objects.create(**lookup, **values)
+        return model._default_manager.create(**lookup, **values)
     changed = [name for name, value in values.items() if getattr(obj, name) != value]
     if changed:
         for name in changed:
@@ -624,7 +630,9 @@ def _save(model: type[models.Model], obj: Any, lookup: dict, values: dict) -> An
 def _upsert_children(model: type[models.Model], parent: models.Model, rows: list[dict]) -> list:
     """Children by position (``order`` from 1), surplus rows deleted."""
     parent_field = {Choice: "question", EquationPart: "equation"}.get(model, "chapter")
-    fetched = list(model.objects.filter(**{parent_field: parent}).order_by("order", "id"))
+    fetched: list[Any] = list(
+        model._default_manager.filter(**{parent_field: parent}).order_by("order", "id")
+    )
     existing: dict[int, Any] = {}
     for obj in fetched:
         existing.setdefault(obj.order, obj)
@@ -635,7 +643,7 @@ def _upsert_children(model: type[models.Model], parent: models.Model, rows: list
     kept = {obj.pk for obj in objects}
     surplus = [obj.pk for obj in fetched if obj.pk not in kept]
     if surplus:
-        model.objects.filter(pk__in=surplus).delete()
+        model._default_manager.filter(pk__in=surplus).delete()
     return objects
 
 
