@@ -370,8 +370,33 @@ def _parse_chapter(path: Path, directory: Path, slug: str, order: int) -> Chapte
     chapter = file.table(meta, _CHAPTER_KEYS, model=Chapter)
     for key in ("prerequisites", "symbols", "related_chapters", "related_notes"):
         file.strings(chapter[key], (key,))
+    fields = {
+        "title": chapter["title"],
+        "summary": chapter["summary"],
+        "order": order,
+        "published": meta.get("published", True),
+        "prerequisites_note": chapter["prerequisites_note"],
+        "idea": body,
+        "try_it_intro": chapter["try_it_intro"],
+    }
+    return ChapterSpec(
+        path=path,
+        slug=slug,
+        fields=fields,
+        symbols=chapter["symbols"],
+        prerequisites=chapter["prerequisites"],
+        related_chapters=chapter["related_chapters"],
+        related_notes=chapter["related_notes"],
+        equations=_parse_equations(file, chapter["equations"]),
+        listings=_parse_listings(file, chapter["listings"], directory),
+        questions=_parse_questions(file, chapter["questions"]),
+        lines=lines,
+    )
+
+
+def _parse_equations(file: _File, rows: list) -> list[tuple[dict, list[dict]]]:
     equations = []
-    for i, raw in enumerate(file.tables(chapter["equations"], ("equations",))):
+    for i, raw in enumerate(file.tables(rows, ("equations",))):
         keys = ("equations", i)
         equation = file.table(raw, _EQUATION_KEYS, keys, Equation)
         if equation["widget"]:
@@ -382,26 +407,28 @@ def _parse_chapter(path: Path, directory: Path, slug: str, order: int) -> Chapte
             file.choice(part["role"], _ROLES, (*keys, "parts", j, "role"))
             parts.append(part)
         equations.append((equation, parts))
+    return equations
+
+
+def _parse_listings(file: _File, rows: list, directory: Path) -> list[dict]:
+    """Each listing's columns, its source read from the file it names (inside ``directory``)."""
     listings = []
-    for i, raw in enumerate(file.tables(chapter["listings"], ("listings",))):
-        keys = ("listings", i)
-        listing = file.table(raw, _LISTING_KEYS, keys, CodeListing)
+    for i, raw in enumerate(file.tables(rows, ("listings",))):
+        keys = ("listings", i, "file")
+        listing = file.table(raw, _LISTING_KEYS, keys[:2], CodeListing)
         source_path = (directory / listing["file"]).resolve()
         if not source_path.is_relative_to(directory.resolve()):
-            raise file.error("the listing must be a file inside the course folder", (*keys, "file"))
+            raise file.error("the listing must be a file inside the course folder", keys)
         if not source_path.is_file():
-            raise file.error(f"no such file: {listing['file']}", (*keys, "file"))
+            raise file.error(f"no such file: {listing['file']}", keys)
         if len(source_path.name) > (_max_length(CodeListing, "filename") or 0):
-            raise file.error("the file name is too long for a listing", (*keys, "file"))
+            raise file.error("the file name is too long for a listing", keys)
         if not re.match(FILENAME_VALIDATOR.regex, source_path.name):
-            raise file.error(
-                "file names use letters, digits, dots, dashes and underscores only",
-                (*keys, "file"),
-            )
+            raise file.error("file names use letters, digits, dots, dashes and underscores", keys)
         try:
             source = source_path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
-            raise file.error(f"{listing['file']} is not UTF-8 text", (*keys, "file")) from None
+            raise file.error(f"{listing['file']} is not UTF-8 text", keys) from None
         listings.append(
             {
                 "filename": source_path.name,
@@ -412,8 +439,12 @@ def _parse_chapter(path: Path, directory: Path, slug: str, order: int) -> Chapte
         )
     if len({listing["filename"] for listing in listings}) != len(listings):
         raise file.error("two listings have the same file name", ("listings",))
+    return listings
+
+
+def _parse_questions(file: _File, rows: list) -> list[tuple[dict, list[dict]]]:
     questions = []
-    for i, raw in enumerate(file.tables(chapter["questions"], ("questions",))):
+    for i, raw in enumerate(file.tables(rows, ("questions",))):
         keys = ("questions", i)
         question = file.table(raw, _QUESTION_KEYS, keys, Question)
         raw_choices = file.tables(question.pop("choices"), (*keys, "choices"))
@@ -432,28 +463,7 @@ def _parse_chapter(path: Path, directory: Path, slug: str, order: int) -> Chapte
         if not any(choice["is_correct"] for choice in choices):
             raise file.error("no choice is marked 'correct = true'", keys)
         questions.append((question, choices))
-    fields = {
-        "title": chapter["title"],
-        "summary": chapter["summary"],
-        "order": order,
-        "published": meta.get("published", True),
-        "prerequisites_note": chapter["prerequisites_note"],
-        "idea": body,
-        "try_it_intro": chapter["try_it_intro"],
-    }
-    return ChapterSpec(
-        path=path,
-        slug=slug,
-        fields=fields,
-        symbols=chapter["symbols"],
-        prerequisites=chapter["prerequisites"],
-        related_chapters=chapter["related_chapters"],
-        related_notes=chapter["related_notes"],
-        equations=equations,
-        listings=listings,
-        questions=questions,
-        lines=lines,
-    )
+    return questions
 
 
 # --- loading ----------------------------------------------------------------------------------
