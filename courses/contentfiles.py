@@ -700,7 +700,7 @@ def render_glossary(symbols: Iterable[Symbol]) -> str:
     for symbol in rows:
         if symbol.kind != kind:
             kind = symbol.kind
-            out += ["", f"# --- {Symbol.Kind(kind).label} " + "-" * 40]
+            out += ["", f"# --- {dict(Symbol.Kind.choices).get(kind, kind)} " + "-" * 40]
         out += ["", "[[symbol]]"]
         out += _pairs(
             [
