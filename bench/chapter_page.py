@@ -132,7 +132,7 @@ def main() -> int:
     print(f"preparing {env['VAR_DIR']}: migrate, collectstatic, demo course …", flush=True)
     _manage(env, "migrate", "--no-input")
     _manage(env, "collectstatic", "--no-input")
-    _manage(env, "shell", "-c", "from courses.demo import load; print(load())")
+    _manage(env, "load_content")
 
     server = subprocess.Popen(
         [

@@ -28,3 +28,28 @@ def urls(chapter) -> dict[str, str]:
         "finish": reverse("courses:finish", args=args),
         "label": reverse("courses:label", args=[*args, equation.pk]) if equation else "",
     }
+
+
+@pytest.fixture
+def demo_notes():
+    """Stand-ins (made by a factory) for the notebook notes the demo chapters link to, so the
+    notebook's own content need not load."""
+    from courses import contentfiles
+    from tests.notebook.factories import NoteFactory
+
+    slugs = {
+        slug
+        for course in contentfiles.DEFAULT_DIR.glob(f"*/{contentfiles.COURSE_FILE}")
+        for chapter in contentfiles.parse_course(course.parent).chapters
+        for slug in chapter.related_notes
+    }
+    return [NoteFactory(slug=slug, title=slug.replace("-", " ").capitalize()) for slug in slugs]
+
+
+@pytest.fixture
+def demo_course(demo_notes):
+    """The glossary and the demo course loaded from courses/content/ (listings not run).
+    Returns the loader's summary lines."""
+    from courses import contentfiles
+
+    return contentfiles.load(paths=[contentfiles.DEFAULT_DIR]).summaries

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from courses import demo
 from courses.models import Chapter, Choice, Question
 
 from .factories import ChapterFactory, QuestionFactory
@@ -30,8 +29,7 @@ def choice_formset(rows: list[tuple[str, bool]], prefix: str = "choices") -> dic
 
 
 @pytest.mark.parametrize("model", ["course", "chapter", "equation", "question", "symbol"])
-def test_admin_pages_open_for_editors(editor_client, model):
-    demo.load()
+def test_admin_pages_open_for_editors(editor_client, model, demo_course):
     assert editor_client.get(reverse(f"admin:courses_{model}_changelist")).status_code == 200
     assert editor_client.get(reverse(f"admin:courses_{model}_add")).status_code == 200
     first = {
@@ -48,8 +46,7 @@ def test_admin_pages_open_for_editors(editor_client, model):
     assert editor_client.get(url).status_code == 200
 
 
-def test_admin_chapter_search_and_filters(editor_client):
-    demo.load()
+def test_admin_chapter_search_and_filters(editor_client, demo_course):
     url = reverse("admin:courses_chapter_changelist")
     response = editor_client.get(url, {"q": "RoPE", "published__exact": "1"})
     assert response.status_code == 200

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from courses import demo
 from courses.models import Chapter
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_capstone_chapter_label_answer_finish_in_browser(page, transactional_db):
-    demo.load()
+def test_capstone_chapter_label_answer_finish_in_browser(page, transactional_db, demo_course):
     chapter = Chapter.objects.get(slug="capstone-three-equations")
     attention = chapter.equations.get(title="Scaled dot-product attention")
     parts = list(attention.parts.all())

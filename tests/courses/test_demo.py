@@ -1,4 +1,4 @@
-"""The demo loader: idempotent, the seed's figures, and listings that print what they claim."""
+"""The demo content: idempotent, the seed's figures, and listings that print what they claim."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import sys
 import pytest
 from django.core.management import call_command
 
-from courses import demo
-from courses.glossary import GLOSSARY
+from courses import contentfiles
 from courses.models import (
     Chapter,
     ChapterSymbol,
@@ -26,6 +25,7 @@ pytestmark = pytest.mark.django_db
 CAPSTONE_OUTPUT = (
     "(4, 8) (4, 4) [1.0, 1.0, 1.0, 1.0]\n[-1.342, -0.447, 0.447, 1.342] 0.0 1.0\n-0.0001\n"
 )
+GLOSSARY = contentfiles.parse_glossary(contentfiles.DEFAULT_DIR / contentfiles.GLOSSARY_FILE)
 
 
 def counts() -> dict[str, int]:
@@ -33,12 +33,17 @@ def counts() -> dict[str, int]:
     return {model.__name__: model.objects.count() for model in models}
 
 
-def test_demo_load_is_idempotent():
-    demo.load()
+def test_demo_load_is_idempotent(demo_course):
     first = counts()
     ids = sorted(Choice.objects.values_list("id", flat=True))
-    assert demo.load() == "74 symbols, course “Reading ML papers” with 4 chapters".replace(
-        "74", str(len(GLOSSARY))
+    again = contentfiles.load(paths=[contentfiles.DEFAULT_DIR]).summaries
+    assert (
+        again
+        == demo_course
+        == [
+            f"glossary: {len(GLOSSARY)} symbols",
+            "course reading-ml-papers: 4 chapters, 9 equations, 13 questions, 4 listings",
+        ]
     )
     assert counts() == first
     assert sorted(Choice.objects.values_list("id", flat=True)) == ids
@@ -47,12 +52,20 @@ def test_demo_load_is_idempotent():
 def test_load_demo_command_runs_twice(capsys):
     call_command("load_demo")
     call_command("load_demo")
-    assert "demo courses:" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.count("course reading-ml-papers: 4 chapters") == 2
+    assert "demo newsletter:" in out
     assert Chapter.objects.published().count() == 4
+    assert set(CodeListing.objects.values_list("check_status", flat=True)) == {"passed"}
+    capstone = Chapter.objects.get(slug="capstone-three-equations")
+    assert sorted(capstone.related_notes.values_list("slug", flat=True)) == [
+        "pre-norm-vs-post-norm",
+        "rmsnorm-vs-layernorm",
+        "scaled-dot-product-attention",
+    ]
 
 
-def test_demo_capstone_has_the_seed_content():
-    demo.load()
+def test_demo_capstone_has_the_seed_content(demo_course):
     capstone = Chapter.objects.get(slug="capstone-three-equations")
     assert capstone.course.title == "Reading ML papers"
     assert [e.title for e in capstone.equations.all()] == [
@@ -83,15 +96,15 @@ def test_demo_capstone_has_the_seed_content():
     assert roles == {"output", "input", "learned", "constant", "operation"}
 
 
-def test_demo_symbols_come_from_the_glossary():
-    demo.load()
+def test_demo_symbols_come_from_the_glossary(demo_course):
+    assert len(GLOSSARY) == Symbol.objects.count() == 77
     for entry in GLOSSARY:
         symbol = Symbol.objects.get(slug=entry["slug"])
         assert (symbol.glyph, symbol.tokens) == (entry["glyph"], entry["tokens"])
+        assert (symbol.kind, symbol.extremes) == (entry["kind"], entry["extremes"])
 
 
-def test_demo_listings_print_their_expected_output(tmp_path):
-    demo.load()
+def test_demo_listings_print_their_expected_output(tmp_path, demo_course):
     listings = list(CodeListing.objects.all())
     assert len(listings) == 4
     for listing in listings:

@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from courses import demo
 from courses.models import Chapter
 from platform.rendering import render_markdown, render_math
 
@@ -47,8 +46,7 @@ def visible_text_outside_code(html: str) -> str:
 
 
 @pytest.mark.django_db
-def test_demo_chapter_pages_have_no_raw_tex(client):
-    demo.load()
+def test_demo_chapter_pages_have_no_raw_tex(client, demo_course):
     chapters = list(Chapter.objects.published().select_related("course"))
     assert len(chapters) == 4
     for chapter in chapters:
@@ -60,8 +58,7 @@ def test_demo_chapter_pages_have_no_raw_tex(client):
 
 
 @pytest.mark.django_db
-def test_capstone_page_shows_the_seed_equations_typeset(client):
-    demo.load()
+def test_capstone_page_shows_the_seed_equations_typeset(client, demo_course):
     chapter = Chapter.objects.get(slug="capstone-three-equations")
     html = client.get(chapter.get_absolute_url()).content.decode()
     for latex in SEED_EQUATIONS:

@@ -67,10 +67,10 @@ def test_attention_without_javascript_still_answers(no_js_page):
 
 
 def test_explorer_decodes_as_the_learner_types(page):
-    from courses.glossary import GLOSSARY
+    from courses.contentfiles import DEFAULT_DIR, GLOSSARY_FILE, parse_glossary
     from courses.models import Symbol
 
-    Symbol.objects.bulk_create(Symbol(**entry) for entry in GLOSSARY)
+    Symbol.objects.bulk_create(Symbol(**e) for e in parse_glossary(DEFAULT_DIR / GLOSSARY_FILE))
     page.goto(reverse("widgets:explorer"))
     with page.expect_response(lambda r: "/widgets/explorer/?" in r.url and r.status == 200):
         page.locator("#id_latex").fill(r"\sqrt{d_k}")

@@ -12,13 +12,14 @@ from django.utils.http import urlencode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from courses.glossary import GLOSSARY
+from courses.contentfiles import DEFAULT_DIR, GLOSSARY_FILE, parse_glossary
 from courses.models import Symbol
 from courses.widgets.explorer import decode, tokenize
 from platform.rendering import render_math
 
 from ..factories import SymbolFactory
 
+GLOSSARY = parse_glossary(DEFAULT_DIR / GLOSSARY_FILE)
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 # Every formula the product must publish: the capstone chapter's and the notebook's, as LaTeX and

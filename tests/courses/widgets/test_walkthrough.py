@@ -7,11 +7,12 @@ from django.test import Client
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from courses.glossary import GLOSSARY
+from courses.contentfiles import DEFAULT_DIR, GLOSSARY_FILE, parse_glossary
 from courses.models import Symbol, Walkthrough
 
 from ..factories import ChapterFactory, EquationFactory
 
+GLOSSARY = parse_glossary(DEFAULT_DIR / GLOSSARY_FILE)
 ATTENTION = (
     r"\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(\frac{QK^\top}"
     r"{\sqrt{d_k}}\right)V"
