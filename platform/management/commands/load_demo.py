@@ -5,14 +5,17 @@ from importlib import import_module
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-# Notes first: chapters link to them ("You'll see this in").
-DEMO_APPS = ["notebook", "courses", "newsletter"]
+from notebook import contentfiles
+
+# The notebook comes first (chapters link to its notes); it is loaded from notebook/content/.
+DEMO_APPS = ["courses", "newsletter"]
 
 
 class Command(BaseCommand):
     help = "Create or update the demo courses, notes and newsletter content (idempotent)."
 
     def handle(self, *args, **options) -> None:
+        self.stdout.write(f"demo notebook: {contentfiles.load(contentfiles.DEFAULT_DIR)}")
         for app in DEMO_APPS:
             try:
                 demo = import_module(f"{app}.demo")
