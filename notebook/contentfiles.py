@@ -44,7 +44,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
@@ -198,7 +198,7 @@ def snippet_name(number: int) -> str:
 def _read_topics(file: Path) -> list[dict[str, Any]]:
     data = read_toml(file)
     _no_unknown_keys(file, data, {"topic"})
-    entries = require(file, data, "topic", list) if "topic" in data else []
+    entries = _optional(file, data, "topic", list, [])
     topics, seen = [], set()
     for index, entry in enumerate(entries):
         where = f"topic[{index}]"
@@ -288,7 +288,7 @@ def _read_checks(file: Path, meta: dict[str, Any]) -> list[dict[str, Any]]:
                 file, f"the snippet file '{relative}' is not UTF-8 ({exc.reason})", f"{where}.file"
             )
         packages = _optional(file, entry, "packages", list, [], where)
-        if not all(isinstance(package, str) and package.isidentifier() for package in packages):
+        if not all(isinstance(name, str) and _PACKAGE.fullmatch(name) for name in packages):
             message = "'packages' lists importable names (strings such as \"numpy\")"
             _fail(file, message, f"{where}.packages")
         checks.append(
@@ -406,7 +406,7 @@ def _validate(obj: models.Model, file: Path, keys: dict[str, str]) -> None:
     except ValidationError as exc:
         field, messages = next(iter(exc.message_dict.items()))
         key = keys.get(field, "")
-        _fail(file, " ".join(messages), key)
+        _fail(file, " ".join(messages) if key else f"{field}: {' '.join(messages)}", key)
 
 
 # Checking values and naming what is wrong.
@@ -449,7 +449,7 @@ def _no_unknown_keys(file: Path, data: dict, allowed: set[str], where: str = "")
             _fail(file, f"unknown key '{name}' (known keys: {known})", name)
 
 
-def _fail(file: Path, message: str, key: str = "") -> None:
+def _fail(file: Path, message: str, key: str = "") -> NoReturn:
     raise _located(ContentError(file, message, key=key))
 
 
@@ -462,6 +462,7 @@ def _located(error: ContentError) -> ContentError:
     )
 
 
+_PACKAGE = re.compile(r"[A-Za-z_][\w.]*")
 _HEADER = re.compile(r"\s*\[\[?\s*([\w.-]+)\s*\]\]?\s*(#.*)?")
 _KEY = re.compile(r"(?:(\w+)(?:\[(\d+)\])?\.)?(\w+)")
 
@@ -480,11 +481,18 @@ def _line_of(file: Path, key: str) -> int | None:
     if parsed is None:
         return None
     table, index, name = parsed.group(1), int(parsed.group(2) or 0), parsed.group(3)
-    current, counts, table_line = None, {}, None
+    current: str | None = None
+    counts: dict[str | None, int] = {}
+    table_line = None
     fenced = bool(lines) and lines[0].strip() == "+++"
+    in_string = False  # inside a multi-line string, where nothing is a key or a header
     for number, line in enumerate(lines[1:] if fenced else lines, start=2 if fenced else 1):
         if fenced and line.strip() == "+++":
             break
+        was_in_string = in_string
+        in_string ^= (line.count('"""') + line.count("'''")) % 2 == 1
+        if was_in_string:
+            continue
         header = _HEADER.fullmatch(line)
         if header:
             current = header.group(1)

@@ -205,6 +205,8 @@ MALFORMED = [
      "checks[0].expected_output"),
     (NOTE.replace('name = "prints 42"\n', ""), "missing required key 'checks[0].name'", 14,
      "checks[0].name"),
+    (NOTE.replace('expected_output = "42"', 'expected_output = """\npackages = []\n42"""\n'
+                  'packages = "numpy"'), "must be a list", 20, "checks[0].packages"),
     (NOTE.replace("https://example.org/elsewhere", "not a url"), "Enter a valid URL.", 12,
      "written_up_in.url"),
 ]  # fmt: skip
