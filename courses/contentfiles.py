@@ -23,13 +23,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
 
+from notebook import contentfiles as notebook_content
 from platform.frontmatter import FENCE, ContentError, read_markdown, read_toml
 
 from .models import (
@@ -481,20 +481,24 @@ def load(*, paths: Sequence[Path]) -> Loaded:
     (ContentError). Chapter saves move the cached pages' versions through signals.
     """
     loaded = Loaded()
+    paths = [Path(path) for path in paths]
+    # Notebook folders first, each in the notebook loader's own transaction: it runs the notes'
+    # snippet checks after committing, which must not hold this transaction (and SQLite's write
+    # lock) open for seconds. Chapters may then link the notes by slug.
+    for path in paths:
+        if _is_notebook(path):
+            loaded.summaries.append(notebook_content.load(path))
     with transaction.atomic():
         for path in paths:
-            _load_path(Path(path), loaded)
+            if not _is_notebook(path):
+                _load_path(path, loaded)
     return loaded
 
 
 def load_demo() -> Loaded:
     """The whole demo: the notebook's notes first (chapters link to them), then the glossary and
     every course under ``courses/content/``. Side effects: as :func:`load`."""
-    loaded = Loaded()
-    with transaction.atomic():
-        loaded.summaries.append(_load_notebook(None))
-        _load_path(DEFAULT_DIR, loaded)
-    return loaded
+    return load(paths=[notebook_content.DEFAULT_DIR, DEFAULT_DIR])
 
 
 def _load_path(path: Path, loaded: Loaded) -> None:
@@ -506,8 +510,8 @@ def _load_path(path: Path, loaded: Loaded) -> None:
         courses = [parse_course(d) for d in sorted(path.iterdir()) if (d / COURSE_FILE).is_file()]
         loaded.summaries.append(_load_glossary(path / GLOSSARY_FILE))
         _load_courses(courses, loaded)
-    elif path.is_dir() and ((path / "topics.toml").is_file() or (path / "notes").is_dir()):
-        loaded.summaries.append(_load_notebook(path))
+    elif _is_notebook(path):
+        loaded.summaries.append(notebook_content.load(path))
     elif not path.exists():
         raise ContentError(path, "no such file or folder")
     else:
@@ -518,21 +522,8 @@ def _load_path(path: Path, loaded: Loaded) -> None:
         )
 
 
-def _load_notebook(path: Path | None) -> str:
-    try:
-        notebook_content = import_module("notebook.contentfiles")
-    except ModuleNotFoundError as exc:
-        if exc.name != "notebook.contentfiles":
-            raise
-        if path is not None:
-            message = "the notebook's loader (notebook.contentfiles) is missing"
-            raise ContentError(path, message) from None
-        # TRANSITIONAL, until notebook/contentfiles.py lands: the demo notes still live in
-        # notebook/demo.py. Delete this branch once both are merged.
-        from notebook import demo
-
-        return demo.load()
-    return notebook_content.load(path or notebook_content.DEFAULT_DIR)
+def _is_notebook(path: Path) -> bool:
+    return path.is_dir() and ((path / "topics.toml").is_file() or (path / "notes").is_dir())
 
 
 def _load_glossary(path: Path) -> str:

@@ -1,10 +1,9 @@
-"""check_snippets for CI, and the demo loader."""
+"""check_snippets for CI (the demo loader is tested in test_content.py)."""
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from notebook import demo
-from notebook.models import Correction, Note, SnippetCheck, SnippetRun
+from notebook.models import SnippetRun
 from tests.notebook.factories import NoteFactory, SnippetCheckFactory
 
 pytestmark = pytest.mark.django_db
@@ -36,15 +35,3 @@ def test_check_snippets_one_note_by_slug(capsys):
     assert SnippetRun.objects.count() == 1
     with pytest.raises(CommandError, match="No note with checks has the slug: nope"):
         call_command("check_snippets", "nope")
-
-
-def test_demo_loads_verified_notes_and_is_idempotent():
-    summary = demo.load()
-    assert summary == "16 notes, 6 topics, 11 check run(s), 11 verified"
-    assert Note.objects.published().count() == 16
-    assert Correction.objects.filter(note__slug="kv-cache").count() == 1
-    assert SnippetCheck.objects.filter(packages="numpy").count() >= 5
-    history = Note.history.count()
-    assert demo.load() == "16 notes, 6 topics, 0 check run(s), 11 verified"
-    assert Note.history.count() == history
-    assert SnippetRun.objects.count() == 11
