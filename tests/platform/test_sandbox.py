@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from notebook import runner, services
+from notebook import services
 from notebook.models import SnippetRun
+from platform import sandbox as runner
 from tests.notebook.factories import SnippetCheckFactory
 
 pytestmark = pytest.mark.django_db
