@@ -1,45 +1,49 @@
-"""Run one snippet in a contained child process and judge its output.
+"""Run one snippet inside a bubblewrap sandbox and judge its output.
 
-No Django here: :func:`run_snippet` takes the code and the limits and returns a
-:class:`RunResult`. The child is the project's own interpreter (``sys.executable -I``) reading the
-code from stdin, with
+:func:`run_snippet` takes the code and the limits and returns a :class:`RunResult`; it never
+raises for anything the snippet does. Both the notebook's snippet checks and the courses' listing
+checks go through it.
 
-* a wall-clock limit (the whole process group is SIGKILLed when it passes) and RLIMIT_CPU;
-* RLIMIT_AS (memory), RLIMIT_FSIZE (file size), RLIMIT_NOFILE, no core dumps;
-* a cap on what it may print (it is killed past ``max_output_bytes``);
-* a minimal environment (PATH, HOME, LANG, one BLAS thread) and an empty working directory.
+What the snippet sees (built with ``bwrap``, the tool Flatpak uses):
 
-When the parent runs as root (the worker does on this machine) the child also gets, set up in
-``preexec_fn`` before ``exec``:
+* a root file system that is an empty, read-only tmpfs holding only read-only binds of the
+  interpreter binary, its standard library, the shared libraries they load (found with ``ldd``),
+  ``/etc/ld.so.cache`` and the distributions listed in ``SANDBOX_PACKAGES`` (numpy by default),
+  the latter under ``/opt/snippet-site``. No ``/home``, ``/root``, ``/run``, ``/var``, ``/srv``,
+  ``/sys``, project or ``VAR_DIR`` path, no other file of ``/etc``, no host socket;
+* a private, size-capped ``/tmp`` (its working folder and ``HOME``) and ``/dev/shm``, both gone
+  when the run ends, its own ``/proc`` (new PID namespace) and a minimal ``/dev``;
+* new network, IPC, PID, UTS and cgroup namespaces, a new session, and ``--die-with-parent``;
+* an unprivileged user id of its own. As root, bwrap builds the sandbox with real privileges (so
+  interpreters under mode-700 homes such as ``/root/.pyenv`` can be bound) and the first thing
+  the interpreter does, before it reads the snippet, is drop to a throw-away uid/gid with no
+  groups and no capabilities. As any other user, bwrap runs unprivileged in a new user namespace
+  (``--disable-userns`` forbids nesting) with a uid inside that differs from the worker's.
 
-* a new network namespace (only a loopback that is down: no route anywhere);
-* a new mount namespace with fresh, size-limited tmpfs on /tmp, /var/tmp and /dev/shm; the
-  working directory is an empty folder on that tmpfs, so nothing written there outlives the run;
-* its own throw-away user id with no groups, so the rest of the file system is read-only to it
-  and RLIMIT_NPROC caps its processes (fork bombs hit the cap); after the run every process of
-  that user id is killed with ``kill(-1, SIGKILL)`` from a helper running as that user, which
-  also reaps children that left the process group.
+Limits per run, across all of its processes, come from a cgroup made for the run (v2, or v1's
+memory/pids/cpu hierarchies): total memory including its tmpfs (``memory.max`` /
+``memory.limit_in_bytes``, no swap), the number of processes and threads (``pids.max``) and one
+CPU's worth of time (the quota; with the wall-clock limit this bounds the total CPU). On top come
+per-process rlimits (address space, CPU seconds, file size, open files, no core dumps), the wall
+clock (everything is SIGKILLed when it passes) and a cap on output bytes.
 
-Whatever could not be set up is recorded in ``RunResult.detail`` (and ``network_isolated``), never
-silently skipped. Without root the run still has the limits above and tries an unprivileged user
-plus network namespace for isolation.
+When bwrap, the namespaces or a writable cgroup are missing, the check is refused with status
+``unavailable``; it never runs uncontained.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import difflib
-import importlib.util
+import functools
+import json
 import os
-import random
-import resource
+import secrets
 import selectors
+import shutil
 import signal
-import stat
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,21 +53,45 @@ FAILED = "failed"
 ERROR = "error"
 TIMED_OUT = "timed_out"
 NOT_RUN = "not_run"
-
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
-MS_NOSUID = 2
-MS_NODEV = 4
-MS_BIND = 4096
-MS_REC = 16384
-MS_PRIVATE = 1 << 18
-MNT_DETACH = 2
+UNAVAILABLE = "unavailable"
 
 SANDBOX_UID_BASE = 0x7A000000  # far above any real account; one fresh id per run
-MAX_PROCESSES = 32  # RLIMIT_NPROC for the sandbox user (threads count too)
+SITE_DIR = "/opt/snippet-site"  # where the allowed distributions appear inside the sandbox
+WORK_DIR = "/tmp"  # noqa: S108 - the sandbox's own private tmpfs
+SHM_DIR = "/dev/shm"  # noqa: S108 - the sandbox's own tmpfs
+SHM_BYTES = 1024 * 1024
+CPU_PERIOD_US = 100_000
 
-_libc = ctypes.CDLL(None, use_errno=True)
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """What the settings decide about the sandbox (see README, "Configuration")."""
+
+    bwrap: str = "/usr/bin/bwrap"
+    cgroup: str = ""  # a cgroup path under which runs get their own group; "" = the worker's own
+    packages: tuple[str, ...] = ("numpy",)  # distributions a snippet may import
+    max_processes: int = 32
+    disk_mb: int = 16
+
+
+def current_config() -> SandboxConfig:
+    """The configuration from Django's settings when they are loaded, defaults otherwise."""
+    try:
+        from django.conf import settings
+
+        configured = settings.configured
+    except ImportError:  # pragma: no cover - Django is always installed here
+        configured = False
+    if not configured:
+        return SandboxConfig()
+    default = SandboxConfig()
+    return SandboxConfig(
+        bwrap=getattr(settings, "SANDBOX_BWRAP", default.bwrap),
+        cgroup=getattr(settings, "SANDBOX_CGROUP", default.cgroup),
+        packages=tuple(getattr(settings, "SANDBOX_PACKAGES", default.packages)),
+        max_processes=getattr(settings, "SNIPPET_MAX_PROCESSES", default.max_processes),
+        disk_mb=getattr(settings, "SNIPPET_DISK_MB", default.disk_mb),
+    )
 
 
 @dataclass
@@ -77,6 +105,8 @@ class RunResult:
     duration: float = 0.0
     network_isolated: bool | None = None
     notes: list[str] = field(default_factory=list)
+    sandbox_uid: int | None = None  # the uid the snippet ran as, inside the sandbox
+    peak_memory_bytes: int | None = None  # the run's cgroup high-water mark, all processes
 
     @property
     def passed(self) -> bool:
@@ -107,204 +137,454 @@ def output_diff(expected: str, actual: str) -> str:
     )
 
 
-def missing_packages(packages: list[str]) -> list[str]:
-    missing = []
-    for name in packages:
+class Unavailable(Exception):
+    """The sandbox cannot be built here; the check must not run."""
+
+
+# --- the cgroup of one run ----------------------------------------------------------------------
+
+
+def _cgroup_mounts() -> tuple[Path | None, dict[str, Path]]:
+    """The cgroup2 mount point and the v1 mount point of each v1 controller."""
+    v2: Path | None = None
+    v1: dict[str, Path] = {}
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fstype, _source, options = [*right.split(" "), "", ""][:3]
+        mount_point = Path(left.split(" ")[4].replace("\\040", " "))
+        if fstype == "cgroup2" and v2 is None:
+            v2 = mount_point
+        elif fstype == "cgroup":
+            for option in options.split(","):
+                v1.setdefault(option, mount_point)
+    return v2, v1
+
+
+def _own_cgroups() -> dict[str, str]:
+    """This process's cgroup path per v1 controller, and under "" its v2 path."""
+    paths: dict[str, str] = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _id, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            paths[controller] = path
+    return paths
+
+
+class _Cgroup:
+    """A cgroup made for one run, with its limits; removed (after a kill) when the run ends."""
+
+    def __init__(self, version: int, dirs: dict[str, Path]):
+        self.version = version
+        self.dirs = dirs  # v1: controller -> folder; v2: {"": folder}
+
+    @classmethod
+    def create(cls, config: SandboxConfig, *, memory_bytes: int) -> _Cgroup:
+        name = f"snippet-{os.getpid()}-{secrets.token_hex(4)}"
+        v2_mount, v1_mounts = _cgroup_mounts()
+        own = _own_cgroups()
+
+        def under(mount: Path, controller: str) -> Path:
+            if config.cgroup.startswith("/"):  # absolute in the hierarchy
+                return mount / config.cgroup.lstrip("/")
+            mine = mount / own.get(controller, "/").lstrip("/")
+            return mine / config.cgroup if config.cgroup else mine  # relative to the worker's
+
+        if "memory" in v1_mounts and "pids" in v1_mounts:
+            parents = {
+                c: under(v1_mounts[c], c) for c in ("memory", "pids", "cpu") if c in v1_mounts
+            }
+            for controller, parent in parents.items():
+                if controller != "cpu" and not os.access(parent, os.W_OK):
+                    raise Unavailable(
+                        f"the {controller} cgroup {parent} is not writable by this worker "
+                        "(delegate one and name it in SANDBOX_CGROUP)"
+                    )
+            if "cpu" in parents and not os.access(parents["cpu"], os.W_OK):
+                del parents["cpu"]
+            group = cls(1, {c: p / name for c, p in parents.items()})
+        elif v2_mount is not None:
+            parent = under(v2_mount, "")
+            try:
+                available = (parent / "cgroup.controllers").read_text().split()
+                wanted = [c for c in ("memory", "pids", "cpu") if c in available]
+                if "memory" not in wanted or "pids" not in wanted:
+                    raise Unavailable(f"the cgroup {parent} has no memory or pids controller")
+                enabled = (parent / "cgroup.subtree_control").read_text().split()
+                missing = [c for c in wanted if c not in enabled]
+                if missing:
+                    (parent / "cgroup.subtree_control").write_text(
+                        " ".join("+" + c for c in missing)
+                    )
+            except OSError as exc:
+                raise Unavailable(
+                    f"cannot use the cgroup {parent} ({exc.strerror}); give the worker a "
+                    "delegated cgroup without processes of its own and name it in SANDBOX_CGROUP"
+                ) from exc
+            group = cls(2, {"": parent / name})
+        else:
+            raise Unavailable("no cgroup file system is mounted")
         try:
-            found = importlib.util.find_spec(name) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            missing.append(name)
-    return missing
+            group._make(memory_bytes=memory_bytes, processes=config.max_processes)
+        except OSError as exc:
+            group.remove()
+            raise Unavailable(f"cannot set up the run's cgroup: {exc}") from exc
+        return group
+
+    def _make(self, *, memory_bytes: int, processes: int) -> None:
+        for folder in self.dirs.values():
+            folder.mkdir()
+        if self.version == 1:
+            memory = self.dirs["memory"]
+            (memory / "memory.limit_in_bytes").write_text(str(memory_bytes))
+            if (memory / "memory.memsw.limit_in_bytes").exists():  # swap counts too
+                (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
+            (self.dirs["pids"] / "pids.max").write_text(str(processes))
+            if "cpu" in self.dirs:
+                (self.dirs["cpu"] / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+                (self.dirs["cpu"] / "cpu.cfs_quota_us").write_text(str(CPU_PERIOD_US))
+        else:
+            folder = self.dirs[""]
+            (folder / "memory.max").write_text(str(memory_bytes))
+            for name, value in (("memory.swap.max", "0"), ("memory.oom.group", "1")):
+                if (folder / name).exists():
+                    (folder / name).write_text(value)
+            (folder / "pids.max").write_text(str(processes))
+            if (folder / "cpu.max").exists():
+                (folder / "cpu.max").write_text(f"{CPU_PERIOD_US} {CPU_PERIOD_US}")
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(folder / "cgroup.procs") for folder in self.dirs.values()]
+
+    @property
+    def limited(self) -> list[str]:
+        names = ["memory", "pids"]
+        if "cpu" in self.dirs or (self.version == 2 and (self.dirs[""] / "cpu.max").exists()):
+            names.append("cpu")
+        return names
+
+    def _read(self, controller: str, name: str) -> str:
+        folder = self.dirs["" if self.version == 2 else controller]
+        try:
+            return (folder / name).read_text()
+        except OSError:
+            return ""
+
+    def oom_kills(self) -> int:
+        text = self._read("memory", "memory.oom_control" if self.version == 1 else "memory.events")
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return 0
+
+    def peak_memory(self) -> int | None:
+        text = self._read(
+            "memory", "memory.max_usage_in_bytes" if self.version == 1 else "memory.peak"
+        )
+        return int(text) if text.strip().isdigit() else None
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for procs in self.procs_files:
+            with contextlib.suppress(OSError):
+                found.update(int(p) for p in Path(procs).read_text().split())
+        return found
+
+    def kill_all(self) -> None:
+        """SIGKILL every process of the run until none is left (at most about two seconds)."""
+        if self.version == 2 and (self.dirs[""] / "cgroup.kill").exists():
+            with contextlib.suppress(OSError):
+                (self.dirs[""] / "cgroup.kill").write_text("1")
+        for _ in range(200):
+            left = self.pids()
+            if not left:
+                return
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        for folder in self.dirs.values():
+            for _ in range(100):
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
 
 
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+# --- what is bound into the sandbox ------------------------------------------------------------
+
+_QUERY = """\
+import importlib.metadata as md, json, sys, sysconfig
+base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
+        "installed_base": sys.base_prefix, "installed_platbase": sys.base_exec_prefix}
+paths = sysconfig.get_paths(vars=base)
+dists = {}
+for name in json.loads(sys.argv[1]):
+    try:
+        dist = md.distribution(name)
+    except md.PackageNotFoundError:
+        continue
+    tops = sorted({f.parts[0] for f in dist.files or () if f.parts and f.parts[0] != ".."})
+    root = str(dist.locate_file(""))
+    dists[name] = [[str(dist.locate_file(t)), t] for t in tops if t != "__pycache__"]
+print(json.dumps({"stdlib": paths["stdlib"], "platstdlib": paths["platstdlib"],
+                  "executable": sys.executable, "dists": dists}))
+"""
 
 
-def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
-    _check(
-        _libc.mount(
-            source.encode(),
-            target.encode(),
-            fstype.encode() if fstype else None,
-            ctypes.c_ulong(flags),
-            data.encode() if data else None,
-        ),
-        f"mount {target}",
+_HIDDEN_IN_STDLIB = ("site-packages", "dist-packages")  # covered by empty tmpfs in the sandbox
+
+
+@dataclass(frozen=True)
+class _Runtime:
+    interpreter: str  # the real interpreter binary (symlinks resolved)
+    binds: tuple[tuple[str, str], ...]  # (host path, sandbox path), read-only
+    folders: tuple[str, ...]  # folders to create (mode 0755) before the binds
+    symlinks: tuple[
+        tuple[str, str], ...
+    ]  # (target, sandbox path), as on the host (/lib -> usr/lib)
+    hidden: tuple[str, ...]  # folders inside the binds covered by an empty read-only tmpfs
+
+
+def _shared_library_dirs(files: list[str]) -> set[str]:
+    """The folders holding every shared library the given ELF files load (with ``ldd``)."""
+    if not files:
+        return set()
+    try:
+        out = subprocess.run(
+            [shutil.which("ldd") or "/usr/bin/ldd", *files],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise Unavailable(f"cannot list the interpreter's libraries with ldd: {exc}") from exc
+    found: set[str] = set()
+    for line in out.splitlines():
+        line = line.strip()
+        if "=>" in line:
+            line = line.split("=>", 1)[1].strip()
+        path = line.split(" (", 1)[0].strip()
+        if path.startswith("/") and os.path.exists(path):
+            found.add(os.path.realpath(os.path.dirname(path)))
+            found.add(os.path.dirname(os.path.realpath(path)))
+    return found
+
+
+def _outermost(paths: set[str]) -> list[str]:
+    """Drop every path that lies inside another one of the set."""
+    kept: list[str] = []
+    for path in sorted(paths):
+        if not any(path == k or path.startswith(k.rstrip("/") + "/") for k in kept):
+            kept.append(path)
+    return kept
+
+
+@functools.lru_cache(maxsize=8)
+def _runtime(python: str, packages: tuple[str, ...]) -> _Runtime:
+    """Work out (once per interpreter) what the sandbox must bind for ``python`` to run."""
+    try:
+        answer = subprocess.run(
+            [python, "-I", "-c", _QUERY, json.dumps(list(packages))],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+        ).stdout
+        facts = json.loads(answer)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        raise Unavailable(f"cannot inspect the interpreter {python}: {exc}") from exc
+    interpreter = os.path.realpath(facts["executable"])
+    stdlib = {os.path.realpath(facts["stdlib"]), os.path.realpath(facts["platstdlib"])}
+    elf = [interpreter]
+    site: list[tuple[str, str]] = []
+    for entries in facts["dists"].values():
+        for host, name in entries:
+            site.append((os.path.realpath(host), f"{SITE_DIR}/{name}"))
+    for top in [*stdlib, *(host for host, _ in site)]:
+        if os.path.isdir(top):
+            for folder, dirs, names in os.walk(top):
+                dirs[:] = [d for d in dirs if d not in _HIDDEN_IN_STDLIB]
+                elf.extend(os.path.join(folder, n) for n in names if ".so" in n)
+    library_dirs = _shared_library_dirs(elf)
+    inside_site = tuple(host for host, _ in site)
+    library_dirs = {
+        d
+        for d in library_dirs
+        if not any(d == h or d.startswith(h.rstrip("/") + "/") for h in inside_site)
+    }
+    binds: list[tuple[str, str]] = []
+    for path in _outermost(stdlib | library_dirs | {interpreter}):
+        binds.append((path, path))
+    if os.path.exists("/etc/ld.so.cache"):
+        binds.append(("/etc/ld.so.cache", "/etc/ld.so.cache"))
+    binds.extend(site)
+    folders: set[str] = {SITE_DIR}
+    for _host, dest in binds:
+        parent = os.path.dirname(dest)
+        while parent not in ("/", ""):
+            folders.add(parent)
+            parent = os.path.dirname(parent)
+    symlinks = []
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            symlinks.append((os.readlink(top), top))
+            folders.discard(top)
+    hidden = sorted(
+        os.path.join(lib, name)
+        for lib in stdlib
+        for name in _HIDDEN_IN_STDLIB
+        if os.path.isdir(os.path.join(lib, name))
+    )
+    return _Runtime(
+        interpreter=interpreter,
+        hidden=tuple(hidden),
+        binds=tuple(binds),
+        folders=tuple(sorted(folders, key=lambda p: (p.count("/"), p))),
+        symlinks=tuple(symlinks),
     )
 
 
-def _first_closed_ancestor(path: Path) -> Path | None:
-    """The highest ancestor of ``path`` that other users cannot traverse (e.g. /root, 0700)."""
-    for parent in reversed(path.parents):
-        if parent == Path("/"):
-            continue
+# --- inside the sandbox: the first code the interpreter runs ------------------------------------
+
+_BOOT = """\
+import json, os, resource, sys
+_a = json.loads(sys.argv[1])
+for _name, _value in _a["rlimits"]:
+    resource.setrlimit(getattr(resource, _name), (_value, _value))
+if _a["drop_to"] is not None:
+    os.setgroups([])
+    os.setresgid(_a["drop_to"], _a["drop_to"], _a["drop_to"])
+    os.setresuid(_a["drop_to"], _a["drop_to"], _a["drop_to"])
+    if os.getuid() != _a["drop_to"] or os.geteuid() == 0:
+        os._exit(125)
+sys.path.append(_a["site"])
+_report = {"uid": os.getuid(), "missing": []}
+if _a["packages"]:
+    import contextlib, importlib.util, io
+    for _name in _a["packages"]:
         try:
-            mode = parent.stat().st_mode
-        except OSError:
-            return None
-        if not mode & stat.S_IXOTH:
-            return parent
-    return None
+            with contextlib.redirect_stdout(io.StringIO()) as _o, contextlib.redirect_stderr(_o):
+                _found = importlib.util.find_spec(_name) is not None
+        except (Exception, SystemExit):
+            _found = False
+        if not _found:
+            _report["missing"].append(_name)
+os.write(_a["fd"], json.dumps(_report).encode())
+os.close(_a["fd"])
+if _report["missing"]:
+    os._exit(0)
+_code = sys.stdin.buffer.read()
+sys.argv = ["<snippet>"]
+_globals = {"__name__": "__main__", "__builtins__": __builtins__}
+del _a, _name, _value, _report
+try:
+    exec(compile(_code, "<snippet>", "exec"), _globals)
+except SystemExit:
+    raise
+except BaseException as _exc:
+    import traceback
+    traceback.print_exception(type(_exc), _exc, _exc.__traceback__.tb_next)
+    sys.stderr.flush()
+    sys.exit(1)
+"""
 
 
-_PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - replaced by private tmpfs
+def _bwrap_command(
+    config: SandboxConfig,
+    runtime: _Runtime,
+    *,
+    as_root: bool,
+    uid: int,
+    packages: list[str],
+    report_fd: int,
+    memory_bytes: int,
+    cpu_seconds: int,
+) -> list[str]:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": WORK_DIR,
+        "TMPDIR": WORK_DIR,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "NUMEXPR_NUM_THREADS": "1",
+    }
+    args = [config.bwrap]
+    args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+    args += ["--unshare-cgroup-try", "--hostname", "sandbox"]
+    if as_root:
+        # Privileged bwrap: no user namespace (it would map the snippet to the host's root);
+        # the boot code drops to ``uid`` with these two capabilities, then has none.
+        args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        args += ["--unshare-user", "--disable-userns", "--uid", str(uid), "--gid", str(uid)]
+    args += ["--die-with-parent", "--new-session", "--clearenv"]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--perms", "1777", "--size", str(config.disk_mb * 1024 * 1024), "--tmpfs", WORK_DIR]
+    args += ["--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", SHM_DIR]
+    for target, link in runtime.symlinks:
+        args += ["--symlink", target, link]
+    for folder in runtime.folders:
+        args += ["--perms", "0755", "--dir", folder]
+    for host, dest in runtime.binds:
+        args += ["--ro-bind", host, dest]
+    for folder in runtime.hidden:  # the base interpreter's own site-packages: not importable
+        args += ["--perms", "0555", "--size", "4096", "--tmpfs", folder]
+    args += ["--remount-ro", "/", "--chdir", WORK_DIR]
+    rlimits = [
+        ["RLIMIT_AS", memory_bytes],
+        ["RLIMIT_CPU", cpu_seconds],
+        ["RLIMIT_FSIZE", config.disk_mb * 1024 * 1024],
+        ["RLIMIT_NOFILE", 256],
+        ["RLIMIT_CORE", 0],
+    ]
+    if as_root:  # the uid is this run's alone, so its process count is this run's
+        rlimits.append(["RLIMIT_NPROC", config.max_processes])
+    boot_args = {
+        "rlimits": rlimits,
+        "drop_to": uid if as_root else None,
+        "site": SITE_DIR,
+        "packages": packages,
+        "fd": report_fd,
+    }
+    args += ["--", runtime.interpreter, "-I", "-S", "-B", "-u", "-c", _BOOT, json.dumps(boot_args)]
+    return args
 
 
-class _Sandbox:
-    """What the child does between fork and exec, and the clean-up after it."""
+def _join(procs_files: list[str]):
+    """A ``preexec_fn`` that moves the child into the run's cgroup before it runs bwrap."""
 
-    def __init__(self, *, memory_bytes: int, cpu_seconds: int, file_bytes: int, stage: Path):
-        self.memory_bytes = memory_bytes
-        self.cpu_seconds = cpu_seconds
-        self.file_bytes = file_bytes
-        self.stage = stage
-        self.as_root = os.geteuid() == 0
-        self.uid = SANDBOX_UID_BASE + random.randrange(1, 1 << 20) if self.as_root else None  # noqa: S311
-        self.prefix = Path(sys.base_prefix).resolve()
-        self.hidden = _first_closed_ancestor(self.prefix) if self.as_root else None
-        self.report_r, self.report_w = os.pipe()
-        if not self.as_root:
-            self.nproc = self._own_process_count() + MAX_PROCESSES
+    def join() -> None:
+        pid = str(os.getpid()).encode()
+        for procs in procs_files:
+            fd = os.open(procs, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
 
-    @staticmethod
-    def _own_process_count() -> int:
-        uid = os.getuid()
-        count = 0
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                try:
-                    if entry.stat().st_uid == uid:
-                        count += len(os.listdir(f"/proc/{entry.name}/task"))
-                except OSError:
-                    continue
-        return count
+    return join
 
-    def workdir(self) -> str:
-        return "/tmp/work" if self.as_root else ""  # noqa: S108 - on the child's private tmpfs
 
-    # --- in the child, after fork, before exec ---------------------------------------------
-    def preexec(self) -> None:
-        facts: list[str] = []
-        try:
-            if self.as_root:
-                self._root_setup(facts)
-            else:
-                self._user_setup(facts)
-            self._limits(facts)
-            if self.as_root:
-                os.setgroups([])
-                os.setgid(self.uid)
-                os.setuid(self.uid)
-                os.chdir(self.workdir())
-                facts.append("user=sandbox")
-        except BaseException as exc:  # report, then refuse to run half-contained
-            os.write(self.report_w, f"fatal={exc}\n".encode())
-            os._exit(125)
-        os.write(self.report_w, ("\n".join(facts) + "\n").encode())
-        os.close(self.report_w)
-
-    def _root_setup(self, facts: list[str]) -> None:
-        try:
-            _check(_libc.unshare(CLONE_NEWNET), "unshare(CLONE_NEWNET)")
-            facts.append("net=isolated")
-        except OSError as exc:
-            facts.append(f"net=open ({exc})")
-        _check(_libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
-        _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
-        if self.hidden is not None:
-            # The interpreter lives under a folder other users cannot enter (/root is 0700):
-            # cover that folder with an empty tmpfs and bind only the interpreter back into it.
-            _mount(str(self.prefix), str(self.stage), None, MS_BIND | MS_REC, None)
-            _mount("tmpfs", str(self.hidden), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
-            os.makedirs(self.prefix, exist_ok=True)
-            _mount(str(self.stage), str(self.prefix), None, MS_BIND | MS_REC, None)
-            _libc.umount2(str(self.stage).encode(), MNT_DETACH)
-        # The virtual environment (and so the interpreter's packages) may itself live under
-        # /tmp — a CI checkout often does. Hold it by a descriptor, cover the temporary folders,
-        # then bind it back at the same path (read-only to the sandbox user, who owns nothing).
-        venv = Path(sys.prefix).resolve()
-        covered = [
-            Path(top) for top in _PRIVATE_TMP if top == str(venv) or Path(top) in venv.parents
-        ]
-        held = os.open(venv, os.O_PATH | os.O_DIRECTORY) if covered else None
-        flags = MS_NOSUID | MS_NODEV
-        _mount("tmpfs", "/tmp", "tmpfs", flags, "size=64m,mode=1777")  # noqa: S108
-        for extra in _PRIVATE_TMP[1:]:
-            if os.path.isdir(extra):
-                _mount("tmpfs", extra, "tmpfs", flags, "size=16m,mode=1777")
-        if held is not None:
-            os.makedirs(venv, exist_ok=True)
-            _mount(f"/proc/self/fd/{held}", str(venv), None, MS_BIND | MS_REC, None)
-            os.close(held)
-        os.mkdir(self.workdir(), 0o700)
-        os.chown(self.workdir(), self.uid, self.uid)
-        facts.append("fs=private")
-
-    def _user_setup(self, facts: list[str]) -> None:
-        try:
-            _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNET), "unshare(CLONE_NEWUSER|NEWNET)")
-            facts.append("net=isolated")
-        except OSError as exc:
-            facts.append(f"net=open ({exc})")
-        facts.append("user=same (not root: no separate user id, no private /tmp)")
-
-    def _limits(self, facts: list[str]) -> None:
-        nproc = MAX_PROCESSES if self.as_root else self.nproc
-        for limit, value in (
-            (resource.RLIMIT_AS, self.memory_bytes),
-            (resource.RLIMIT_CPU, self.cpu_seconds),
-            (resource.RLIMIT_FSIZE, self.file_bytes),
-            (resource.RLIMIT_NOFILE, 256),
-            (resource.RLIMIT_CORE, 0),
-            (resource.RLIMIT_NPROC, nproc),
-        ):
-            resource.setrlimit(limit, (value, value))
-
-    # --- in the parent ------------------------------------------------------------------------
-    def count_processes(self) -> int:
-        if self.uid is None:
-            return 0
-        count = 0
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                try:
-                    status = Path(f"/proc/{entry.name}/status").read_text()
-                except OSError:
-                    continue
-                if f"\nUid:\t{self.uid}\t" in status and "\nState:\tZ" not in status:
-                    count += 1
-        return count
-
-    def read_report(self) -> list[str]:
-        os.close(self.report_w)
-        chunks = []
-        while chunk := os.read(self.report_r, 4096):
-            chunks.append(chunk)
-        os.close(self.report_r)
-        return b"".join(chunks).decode(errors="replace").split("\n")
-
-    def kill_everything(self, proc: subprocess.Popen) -> None:
-        """SIGKILL the process group, then every process of the sandbox user, then reap."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        if self.uid is not None:
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the helper child
-                try:
-                    os.setgroups([])
-                    os.setgid(self.uid)
-                    os.setuid(self.uid)
-                    for _ in range(5):
-                        os.kill(-1, signal.SIGKILL)  # every process of this uid but ourselves
-                        time.sleep(0.01)
-                finally:
-                    os._exit(0)
-            os.waitpid(pid, 0)
+def _unavailable(reason: str) -> RunResult:
+    return RunResult(
+        status=UNAVAILABLE,
+        detail=f"Sandbox unavailable: {reason}. The check was not run.",
+    )
 
 
 def run_snippet(
@@ -316,100 +596,138 @@ def run_snippet(
     memory_limit_mb: int = 512,
     max_output_bytes: int = 64_000,
     python: str = sys.executable,
+    config: SandboxConfig | None = None,
 ) -> RunResult:
-    """Run ``code`` contained, compare its stdout with ``expected_output``.
+    """Run ``code`` in the sandbox, compare its stdout with ``expected_output``.
 
-    Side effects: starts (and always kills) a child process; creates and removes a temporary
-    folder. Never raises for anything the snippet does.
+    ``packages`` are importable names the code needs; they are looked up inside the sandbox
+    (never imported by the worker) and the run is "not run" when one is missing.
+
+    Side effects: creates (and removes) a cgroup for the run; starts bwrap and, always, kills
+    every process of the run before returning. Never raises for anything the snippet does.
     """
-    missing = missing_packages(list(packages))
-    if missing:
+    config = config or current_config()
+    if not os.path.exists(python):
         return RunResult(
-            status=NOT_RUN,
-            detail="Not run: needs " + ", ".join(missing) + ", not installed on this server.",
+            status=ERROR,
+            detail=f"The sandboxed interpreter did not start: {python} does not exist.",
         )
+    if not os.access(config.bwrap, os.X_OK):
+        return _unavailable(f"bubblewrap is not installed at {config.bwrap}")
+    memory_bytes = memory_limit_mb * 1024 * 1024
+    try:
+        runtime = _runtime(python, tuple(config.packages))
+        cgroup = _Cgroup.create(config, memory_bytes=memory_bytes)
+    except Unavailable as exc:
+        return _unavailable(str(exc))
 
-    with tempfile.TemporaryDirectory(prefix="snippet-") as tmp:
-        root = Path(tmp)
-        (root / "stage").mkdir()
-        (root / "work").mkdir()
-        sandbox = _Sandbox(
-            memory_bytes=memory_limit_mb * 1024 * 1024,
-            cpu_seconds=int(time_limit) + 2,
-            file_bytes=16 * 1024 * 1024,
-            stage=root / "stage",
-        )
-        workdir = sandbox.workdir() or str(root / "work")
-        env = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": workdir,
-            "TMPDIR": workdir,
-            "LANG": "C.UTF-8",
-            "LC_ALL": "C.UTF-8",
-            "PYTHONIOENCODING": "utf-8",
-            "OPENBLAS_NUM_THREADS": "1",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            "NUMEXPR_NUM_THREADS": "1",
-        }
-        started = time.monotonic()
+    as_root = os.geteuid() == 0
+    uid = SANDBOX_UID_BASE + 1 + secrets.randbelow(1 << 20)
+    report_r, report_w = os.pipe()
+    command = _bwrap_command(
+        config,
+        runtime,
+        as_root=as_root,
+        uid=uid,
+        packages=list(packages),
+        report_fd=report_w,
+        memory_bytes=memory_bytes,
+        cpu_seconds=int(time_limit) + 2,
+    )
+    started = time.monotonic()
+    try:
         try:
             proc = subprocess.Popen(
-                [python, "-I", "-u", "-"],
+                command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                cwd=None if sandbox.as_root else workdir,
-                env=env,
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                cwd="/",
                 start_new_session=True,
-                preexec_fn=sandbox.preexec,
-                pass_fds=(sandbox.report_w,),
+                preexec_fn=_join(cgroup.procs_files),
+                pass_fds=(report_w,),
                 close_fds=True,
             )
-        except OSError as exc:  # the interpreter could not start: say so, never crash the caller
-            sandbox.read_report()  # closes both ends of the report pipe
-            return RunResult(status=ERROR, detail=f"The sandboxed interpreter did not start: {exc}")
-        report = sandbox.read_report()
-        try:
-            result = _communicate(proc, code, time_limit, max_output_bytes, sandbox)
+        except (OSError, subprocess.SubprocessError) as exc:
+            os.close(report_r)
+            return _unavailable(f"bwrap could not be started in the run's cgroup ({exc})")
         finally:
-            sandbox.kill_everything(proc)
-            proc.wait()
+            os.close(report_w)
+        try:
+            result, report = _communicate(
+                proc, code, time_limit, max_output_bytes, report_r, cgroup
+            )
+        finally:
+            _kill(proc, cgroup)
+            os.close(report_r)
         result.duration = round(time.monotonic() - started, 3)
+        oom_kills = cgroup.oom_kills()
+        result.peak_memory_bytes = cgroup.peak_memory()
+    finally:
+        cgroup.remove()
 
-    result.network_isolated = "net=isolated" in report
-    contained = [line for line in report if line.startswith(("net=open", "user=same", "fatal="))]
-    if contained:
-        result.notes.extend(contained)
-    if any(line.startswith("fatal=") for line in report):
-        result.status = ERROR
-        result.detail = "The sandbox could not be set up: " + "; ".join(contained)
+    if report is None:  # the snippet never started: bwrap or the interpreter failed first
+        message = (result.stderr.strip().splitlines() or [f"exit status {result.exit_code}"])[0]
+        if result.status is None and message.startswith("bwrap:"):
+            return _unavailable(message)
+        if result.status is None:
+            result.status = ERROR
+            result.detail = f"The sandboxed interpreter did not start: {message}"
         return result
+    result.network_isolated = True
+    result.sandbox_uid = report.get("uid")
+    if report.get("missing"):
+        return RunResult(
+            status=NOT_RUN,
+            detail="Not run: needs "
+            + ", ".join(report["missing"])
+            + ", not installed on this server.",
+            network_isolated=True,
+            sandbox_uid=result.sandbox_uid,
+            duration=result.duration,
+        )
     if result.status is None:
         killed = result.detail
-        result = _judge(result, expected_output, memory_limit_mb)
+        result = _judge(result, expected_output, memory_limit_mb, oom_kills)
         if killed:
             result.detail = f"{result.detail} {killed}"
-    if result.notes:
-        result.detail = (result.detail + " " if result.detail else "") + (
-            "Containment: " + "; ".join(result.notes)
-        )
+    elif oom_kills and result.status == ERROR:
+        result.detail = f"Ran out of memory (limit {memory_limit_mb} MB). {result.detail}"
     return result
 
 
+def _kill(proc: subprocess.Popen, cgroup: _Cgroup) -> None:
+    """SIGKILL bwrap (its PID namespace dies with it), then whatever is left in the cgroup."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+    cgroup.kill_all()
+    proc.wait()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        with contextlib.suppress(OSError):
+            stream.close()
+
+
 def _communicate(
-    proc: subprocess.Popen, code: str, time_limit: float, cap: int, sandbox: _Sandbox
-) -> RunResult:
+    proc: subprocess.Popen,
+    code: str,
+    time_limit: float,
+    cap: int,
+    report_fd: int,
+    cgroup: _Cgroup,
+) -> tuple[RunResult, dict | None]:
     try:
         proc.stdin.write(code.encode())
         proc.stdin.close()
     except (BrokenPipeError, OSError):
         pass
-    out, err = bytearray(), bytearray()
-    buffers = {proc.stdout: out, proc.stderr: err}
+    out, err, report = bytearray(), bytearray(), bytearray()
+    buffers = {proc.stdout.fileno(): out, proc.stderr.fileno(): err, report_fd: report}
     selector = selectors.DefaultSelector()
-    for stream in buffers:
-        selector.register(stream, selectors.EVENT_READ)
+    for fd in buffers:
+        selector.register(fd, selectors.EVENT_READ)
     deadline = time.monotonic() + time_limit
     status, detail = None, ""
     exited_at = None
@@ -418,8 +736,7 @@ def _communicate(
         if exited_at is None and proc.poll() is not None:
             exited_at = time.monotonic()
         if exited_at is not None and time.monotonic() - exited_at > 0.3:
-            # The main process is gone but something it started still holds the pipes.
-            left = sandbox.count_processes()
+            left = len(cgroup.pids())
             if left:
                 detail = f"Left {left} process(es) running after it exited; they were killed."
             break
@@ -428,37 +745,43 @@ def _communicate(
             detail = f"Stopped after {time_limit:g} s (time limit); every process was killed."
             break
         for key, _ in selector.select(timeout=min(remaining, 0.1)):
-            chunk = os.read(key.fileobj.fileno(), 65536)
+            chunk = os.read(key.fd, 65536)
             if not chunk:
-                selector.unregister(key.fileobj)
+                selector.unregister(key.fd)
                 continue
-            buffers[key.fileobj].extend(chunk)
+            buffers[key.fd].extend(chunk)
         if len(out) + len(err) > cap:
             status = ERROR
             detail = f"Stopped: printed more than {cap} bytes (output limit)."
             break
     selector.close()
-    if status is not None or exited_at is not None:
-        sandbox.kill_everything(proc)
-    try:
-        proc.wait(timeout=max(0.1, deadline - time.monotonic()) if status is None else 5)
-    except subprocess.TimeoutExpired:
-        status = TIMED_OUT
-        detail = f"Stopped after {time_limit:g} s (time limit); every process was killed."
-        sandbox.kill_everything(proc)
-        proc.wait()
-    return RunResult(
+    if status is None:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            status = TIMED_OUT
+            detail = f"Stopped after {time_limit:g} s (time limit); every process was killed."
+    _kill(proc, cgroup)
+    parsed = None
+    if report:
+        with contextlib.suppress(ValueError):
+            parsed = json.loads(report.decode())
+    exit_code = proc.returncode
+    if exit_code is not None and 128 < exit_code <= 128 + 64:  # bwrap's way of saying "signal N"
+        exit_code = 128 - exit_code
+    result = RunResult(
         status=status,
         output=bytes(out[:cap]).decode(errors="replace"),
         stderr=bytes(err[:cap]).decode(errors="replace"),
         detail=detail,
-        exit_code=proc.returncode,
+        exit_code=exit_code,
     )
+    return result, parsed
 
 
-def _judge(result: RunResult, expected: str, memory_limit_mb: int) -> RunResult:
+def _judge(result: RunResult, expected: str, memory_limit_mb: int, oom_kills: int) -> RunResult:
     code = result.exit_code
-    if code == 0:
+    if code == 0 and not oom_kills:
         if normalise(result.output) == normalise(expected):
             result.status = PASSED
             result.detail = "Output matches."
@@ -468,7 +791,7 @@ def _judge(result: RunResult, expected: str, memory_limit_mb: int) -> RunResult:
             result.detail = "Output differs from the expected output."
         return result
     result.status = ERROR
-    if "MemoryError" in result.stderr or code == -signal.SIGSEGV:
+    if oom_kills or "MemoryError" in result.stderr or code == -signal.SIGSEGV:
         result.detail = f"Ran out of memory (limit {memory_limit_mb} MB)."
     elif code is not None and code < 0:
         name = signal.Signals(-code).name
