@@ -42,6 +42,7 @@ import secrets
 import selectors
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -498,6 +499,74 @@ except BaseException as _exc:
 """
 
 
+# --- a seccomp filter: system calls a snippet never needs ----------------------------------------
+
+# x86-64 numbers. Denied with EPERM: new namespaces (unshare, setns, clone with CLONE_NEWUSER; a
+# root worker's sandbox has no user namespace of its own to forbid nesting in), mounting, kernel
+# keyrings (shared by every process of a uid), ptrace, bpf, perf, userfaultfd, io_uring, module
+# and kexec loading, and the rest of the administrator's calls. clone3 answers ENOSYS so that
+# libc falls back to clone, whose flags the filter can see. x32 and foreign ABIs are refused.
+_DENIED_SYSCALLS = {
+    "ptrace": 101, "syslog": 103, "uselib": 134, "personality": 135, "pivot_root": 155,
+    "chroot": 161, "acct": 163, "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168,
+    "reboot": 169, "iopl": 172, "ioperm": 173, "init_module": 175, "delete_module": 176,
+    "quotactl": 179, "kexec_load": 246, "add_key": 248, "request_key": 249, "keyctl": 250,
+    "unshare": 272, "perf_event_open": 298, "name_to_handle_at": 303, "open_by_handle_at": 304,
+    "setns": 308, "finit_module": 313, "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323,
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
+    "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+    "mount_setattr": 442,
+}  # fmt: skip
+_CLONE, _CLONE3, _CLONE_NEWUSER = 56, 435, 0x10000000
+_AUDIT_ARCH_X86_64 = 0xC000003E
+
+
+def seccomp_filter() -> bytes | None:
+    """The classic-BPF program bwrap loads with ``--seccomp`` (None off x86-64)."""
+    if os.uname().machine != "x86_64":
+        return None
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    allow, kill, errno = 0x7FFF0000, 0x80000000, 0x00050000
+    # (code, jump-if-true label, jump-if-false label, k); labels resolve to offsets below.
+    program: list[tuple[int, str | None, str | None, int] | str] = [
+        (ld, None, None, 4),  # the ABI
+        (jeq, None, "kill", _AUDIT_ARCH_X86_64),
+        (ld, None, None, 0),  # the system call number
+        (jge, "eperm", None, 0x40000000),  # x32
+        *((jeq, "eperm", None, nr) for nr in sorted(_DENIED_SYSCALLS.values())),
+        (jeq, "enosys", None, _CLONE3),
+        (jeq, None, "allow", _CLONE),
+        (ld, None, None, 16),  # clone's flags (low half of the first argument)
+        (jset, "eperm", "allow", _CLONE_NEWUSER),
+        "allow",
+        (ret, None, None, allow),
+        "kill",
+        (ret, None, None, kill),
+        "eperm",
+        (ret, None, None, errno | 1),
+        "enosys",
+        (ret, None, None, errno | 38),
+    ]
+    labels: dict[str, int] = {}
+    pc = 0
+    for item in program:
+        if isinstance(item, str):
+            labels[item] = pc
+        else:
+            pc += 1
+    out = bytearray()
+    pc = 0
+    for item in program:
+        if isinstance(item, str):
+            continue
+        code, true, false, k = item
+        jt = labels[true] - pc - 1 if true else 0
+        jf = labels[false] - pc - 1 if false else 0
+        out += struct.pack("<HBBI", code, jt, jf, k)
+        pc += 1
+    return bytes(out)
+
+
 def _bwrap_command(
     config: SandboxConfig,
     runtime: _Runtime,
@@ -508,6 +577,7 @@ def _bwrap_command(
     report_fd: int,
     memory_bytes: int,
     cpu_seconds: int,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     env = {
         "PATH": "/usr/bin:/bin",
@@ -530,6 +600,8 @@ def _bwrap_command(
         args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:
         args += ["--unshare-user", "--disable-userns", "--uid", str(uid), "--gid", str(uid)]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += ["--die-with-parent", "--new-session", "--clearenv"]
     for key, value in env.items():
         args += ["--setenv", key, value]
@@ -624,6 +696,12 @@ def run_snippet(
     as_root = os.geteuid() == 0
     uid = SANDBOX_UID_BASE + 1 + secrets.randbelow(1 << 20)
     report_r, report_w = os.pipe()
+    program = seccomp_filter()
+    seccomp_fd = None
+    if program is not None:
+        seccomp_fd = os.memfd_create("snippet-seccomp", 0)
+        os.write(seccomp_fd, program)
+        os.lseek(seccomp_fd, 0, os.SEEK_SET)
     command = _bwrap_command(
         config,
         runtime,
@@ -633,6 +711,7 @@ def run_snippet(
         report_fd=report_w,
         memory_bytes=memory_bytes,
         cpu_seconds=int(time_limit) + 2,
+        seccomp_fd=seccomp_fd,
     )
     started = time.monotonic()
     try:
@@ -646,7 +725,7 @@ def run_snippet(
                 cwd="/",
                 start_new_session=True,
                 preexec_fn=_join(cgroup.procs_files),
-                pass_fds=(report_w,),
+                pass_fds=(report_w,) if seccomp_fd is None else (report_w, seccomp_fd),
                 close_fds=True,
             )
         except (OSError, subprocess.SubprocessError) as exc:
@@ -654,6 +733,8 @@ def run_snippet(
             return _unavailable(f"bwrap could not be started in the run's cgroup ({exc})")
         finally:
             os.close(report_w)
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
         try:
             result, report = _communicate(
                 proc, code, time_limit, max_output_bytes, report_r, cgroup

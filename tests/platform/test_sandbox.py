@@ -635,3 +635,51 @@ def test_run_kills_the_run_when_the_worker_signal_arrives():
     assert result.status == runner.PASSED
     assert _processes_of(result.sandbox_uid) == []
     assert signal.SIGTERM  # the worker itself was never touched
+
+
+# --- system calls and CPU ------------------------------------------------------------------------
+
+SYSCALLS = """\
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+for name, call in [
+    ("unshare(CLONE_NEWUSER)", lambda: libc.unshare(0x10000000)),
+    ("keyctl", lambda: libc.syscall(250, 0, -3, 0, 0, 0)),
+    ("mount", lambda: libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)),
+]:
+    ctypes.set_errno(0)
+    print(name, call(), errno.errorcode.get(ctypes.get_errno()))
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+print("fork", os.waitpid(pid, 0)[1] >> 8)
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the seccomp filter is for x86-64")
+def test_sandbox_denies_namespaces_keyrings_and_mounts_but_not_fork():
+    expected = "unshare(CLONE_NEWUSER) -1 EPERM\nkeyctl -1 EPERM\nmount -1 EPERM\nfork 7"
+    result = sandboxed(SYSCALLS, expected)
+    assert result.status == runner.PASSED, result.output + result.stderr
+
+
+CPU_HOGS = """\
+import os, resource, time
+for _ in range(2):
+    if os.fork() == 0:
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            pass
+        os._exit(0)
+os.wait()
+os.wait()
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(round(used.ru_utime + used.ru_stime, 1))
+"""
+
+
+def test_sandbox_cpu_is_one_core_per_run_across_processes():
+    result = sandboxed(CPU_HOGS, time_limit=10)
+    assert result.exit_code == 0, result.stderr
+    # Two busy processes for two seconds of wall clock share one core: about 2 s, never 4.
+    assert float(result.output) <= 2.6
