@@ -171,6 +171,22 @@ def _own_cgroups() -> dict[str, str]:
     return paths
 
 
+def _sweep(parent: Path) -> None:
+    """Remove the empty cgroups of runs whose worker died before it could clean up."""
+    with contextlib.suppress(OSError):
+        for child in parent.glob("snippet-*-*"):
+            pid = child.name.split("-")[1]
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                with contextlib.suppress(OSError):
+                    child.rmdir()  # fails (and stays) while a process is still in it
+            except PermissionError:
+                continue
+
+
 class _Cgroup:
     """A cgroup made for one run, with its limits; removed (after a kill) when the run ends."""
 
@@ -224,6 +240,8 @@ class _Cgroup:
             group = cls(2, {"": parent / name})
         else:
             raise Unavailable("no cgroup file system is mounted")
+        for folder in group.dirs.values():
+            _sweep(folder.parent)
         try:
             group._make(memory_bytes=memory_bytes, processes=config.max_processes)
         except OSError as exc:

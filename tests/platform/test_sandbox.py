@@ -37,6 +37,7 @@ def _sandbox_missing() -> str:
 
 pytestmark = pytest.mark.django_db
 WITHOUT_BWRAP = {"test_normalise_strips_trailing_space_and_newlines"}
+needs_root = pytest.mark.skipif(not AS_ROOT, reason="only root may make cgroups here")
 
 
 @pytest.fixture(autouse=True)
@@ -683,3 +684,16 @@ def test_sandbox_cpu_is_one_core_per_run_across_processes():
     assert result.exit_code == 0, result.stderr
     # Two busy processes for two seconds of wall clock share one core: about 2 s, never 4.
     assert float(result.output) <= 2.6
+
+
+@needs_root
+def test_sandbox_sweeps_cgroups_left_by_a_dead_worker():
+    dead = subprocess.Popen(["/bin/true"])
+    dead.wait()
+    left = [folder / f"snippet-{dead.pid}-deadbeef" for folder in _cgroup_v1_dirs().values()]
+    if not left:
+        pytest.skip("the sweep is checked on cgroup v1 here")
+    for folder in left:
+        folder.mkdir()
+    assert sandboxed("print(1)", "1").status == runner.PASSED
+    assert [folder for folder in left if folder.exists()] == []
