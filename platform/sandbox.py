@@ -853,6 +853,10 @@ def _communicate(
             status = ERROR
             detail = f"Stopped: printed more than {cap} bytes (output limit)."
             break
+        if cgroup.oom_kills():  # one process was killed for memory: the whole run stops
+            status = ERROR
+            detail = "Every process was killed."
+            break
     selector.close()
     if status is None:
         try:
