@@ -711,58 +711,21 @@ def run_snippet(
     except Unavailable as exc:
         return _unavailable(str(exc))
 
-    as_root = os.geteuid() == 0
-    uid = SANDBOX_UID_BASE + 1 + secrets.randbelow(1 << 20)
-    report_r, report_w = os.pipe()
-    program = seccomp_filter()
-    seccomp_fd = None
-    if program is not None:
-        seccomp_fd = os.memfd_create("snippet-seccomp", 0)
-        os.write(seccomp_fd, program)
-        os.lseek(seccomp_fd, 0, os.SEEK_SET)
-    command = _bwrap_command(
-        config,
-        runtime,
-        as_root=as_root,
-        uid=uid,
-        packages=list(packages),
-        report_fd=report_w,
-        memory_bytes=memory_bytes,
-        cpu_seconds=int(time_limit) + 2,
-        seccomp_fd=seccomp_fd,
-    )
-    started = time.monotonic()
     try:
-        try:
-            proc = subprocess.Popen(
-                command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                cwd="/",
-                start_new_session=True,
-                preexec_fn=_join(cgroup.procs_files),
-                pass_fds=(report_w,) if seccomp_fd is None else (report_w, seccomp_fd),
-                close_fds=True,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            os.close(report_r)
-            return _unavailable(f"bwrap could not be started in the run's cgroup ({exc})")
-        finally:
-            os.close(report_w)
-            if seccomp_fd is not None:
-                os.close(seccomp_fd)
-        try:
-            result, report = _communicate(
-                proc, code, time_limit, max_output_bytes, report_r, cgroup
-            )
-        finally:
-            _kill(proc, cgroup)
-            os.close(report_r)
-        result.duration = round(time.monotonic() - started, 3)
+        result, report = _contained_run(
+            code,
+            config=config,
+            runtime=runtime,
+            cgroup=cgroup,
+            packages=list(packages),
+            time_limit=time_limit,
+            memory_bytes=memory_bytes,
+            max_output_bytes=max_output_bytes,
+        )
         oom_kills = cgroup.oom_kills()
         result.peak_memory_bytes = cgroup.peak_memory()
+    except OSError as exc:  # pipes, memfd or the fork itself: the run never started
+        return _unavailable(f"bwrap could not be started in the run's cgroup ({exc})")
     finally:
         cgroup.remove()
 
@@ -771,8 +734,7 @@ def run_snippet(
         if result.status is None and message.startswith("bwrap:"):
             return _unavailable(message)
         if result.status is None:
-            result.status = ERROR
-            result.detail = f"The sandboxed interpreter did not start: {message}"
+            return _unavailable(f"the interpreter did not start in the sandbox: {message}")
         return result
     result.network_isolated = True
     result.sandbox_uid = report.get("uid")
@@ -794,6 +756,73 @@ def run_snippet(
     elif oom_kills and result.status == ERROR:
         result.detail = f"Ran out of memory (limit {memory_limit_mb} MB). {result.detail}"
     return result
+
+
+def _contained_run(
+    code: str,
+    *,
+    config: SandboxConfig,
+    runtime: _Runtime,
+    cgroup: _Cgroup,
+    packages: list[str],
+    time_limit: float,
+    memory_bytes: int,
+    max_output_bytes: int,
+) -> tuple[RunResult, dict | None]:
+    """Start bwrap inside ``cgroup``, feed it the code, collect what it prints, kill it all."""
+    as_root = os.geteuid() == 0
+    uid = SANDBOX_UID_BASE + 1 + secrets.randbelow(1 << 20)
+    keep: list[int] = []  # descriptors the child inherits; closed here once it started
+    report_r, report_w = os.pipe()
+    keep.append(report_w)
+    program = seccomp_filter()
+    seccomp_fd = None
+    try:
+        if program is not None:
+            seccomp_fd = os.memfd_create("snippet-seccomp", 0)
+            keep.append(seccomp_fd)
+            os.write(seccomp_fd, program)
+            os.lseek(seccomp_fd, 0, os.SEEK_SET)
+        command = _bwrap_command(
+            config,
+            runtime,
+            as_root=as_root,
+            uid=uid,
+            packages=packages,
+            report_fd=report_w,
+            memory_bytes=memory_bytes,
+            cpu_seconds=int(time_limit) + 2,
+            seccomp_fd=seccomp_fd,
+        )
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                cwd="/",
+                start_new_session=True,
+                preexec_fn=_join(cgroup.procs_files),
+                pass_fds=tuple(keep),
+                close_fds=True,
+            )
+        except subprocess.SubprocessError as exc:  # joining the cgroup failed in the child
+            raise OSError(str(exc)) from exc
+        finally:
+            for fd in keep:
+                os.close(fd)
+        try:
+            result, report = _communicate(
+                proc, code, time_limit, max_output_bytes, report_r, cgroup
+            )
+        finally:
+            _kill(proc, cgroup)
+        result.duration = round(time.monotonic() - started, 3)
+        return result, report
+    finally:
+        os.close(report_r)
 
 
 def _kill(proc: subprocess.Popen, cgroup: _Cgroup) -> None:
