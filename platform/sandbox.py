@@ -14,6 +14,8 @@ What the snippet sees (built with ``bwrap``, the tool Flatpak uses):
 * a private, size-capped ``/tmp`` (its working folder and ``HOME``) and ``/dev/shm``, both gone
   when the run ends, its own ``/proc`` (new PID namespace) and a minimal ``/dev``;
 * new network, IPC, PID, UTS and cgroup namespaces, a new session, and ``--die-with-parent``;
+* a seccomp filter (x86-64) refusing the system calls no snippet needs: new namespaces, mounts,
+  kernel keyrings, ptrace, bpf, perf events, userfaultfd, io_uring, module and kexec loading;
 * an unprivileged user id of its own. As root, bwrap builds the sandbox with real privileges (so
   interpreters under mode-700 homes such as ``/root/.pyenv`` can be bound) and the first thing
   the interpreter does, before it reads the snippet, is drop to a throw-away uid/gid with no

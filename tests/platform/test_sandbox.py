@@ -386,6 +386,24 @@ def test_finding_3_root_worker_runs_snippet_as_throwaway_user():
     assert "NoNewPrivs:\t1" in status
 
 
+def test_finding_3_root_worker_snippet_cannot_touch_project_files_or_siblings():
+    target = Path(settings.VAR_DIR) / f"writable-{secrets.token_hex(4)}.txt"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("kept")
+    target.chmod(0o666)  # even a world-writable file of the project is out of reach
+    sibling = subprocess.Popen(["/bin/sleep", "60"])
+    try:
+        code = CONTAINED_WORKER.format(uid=0, project=str(target), sibling=sibling.pid)
+        result = sandboxed(code, "True\nproject refused\nkill refused")
+        assert result.status == runner.PASSED, result.output
+        assert target.read_text() == "kept"
+        assert sibling.poll() is None
+    finally:
+        sibling.kill()
+        sibling.wait()
+        target.unlink()
+
+
 def _cgroup_v1_dirs() -> dict[str, Path]:
     _v2, v1 = runner._cgroup_mounts()
     own = runner._own_cgroups()
