@@ -297,16 +297,22 @@ def test_finding_1_host_unix_sockets_are_unreachable():
     listener.bind(own)
     os.chmod(own, 0o777)  # noqa: S103 - reachable by anyone on the host
     listener.listen()
+    abstract = socket.socket(socket.AF_UNIX)  # no file at all: only the network namespace hides it
+    hidden_name = f"\0sbx-probe-{secrets.token_hex(4)}"
+    abstract.bind(hidden_name)
+    abstract.listen()
     try:
-        probe = socket.socket(socket.AF_UNIX)
-        probe.connect(own)  # reachable from the host: the probe below is meaningful
-        probe.close()
-        paths = ["/var/run/postgresql/.s.PGSQL.5432", own, *_host_unix_sockets()]
+        for reachable in (own, hidden_name):  # reachable from the host: the probe is meaningful
+            probe = socket.socket(socket.AF_UNIX)
+            probe.connect(reachable)
+            probe.close()
+        paths = ["/var/run/postgresql/.s.PGSQL.5432", own, hidden_name, *_host_unix_sockets()]
         result = sandboxed(UNIX_CONNECT.format(paths=paths), "refused\n" * len(paths))
         assert result.status == runner.PASSED, result.detail
         assert result.output.splitlines() == ["refused"] * len(paths)
     finally:
         listener.close()
+        abstract.close()
         Path(own).unlink()
         folder.rmdir()
 
