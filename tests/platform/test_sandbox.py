@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -721,3 +722,38 @@ def test_sandbox_sweeps_cgroups_left_by_a_dead_worker():
         folder.mkdir()
     assert sandboxed("print(1)", "1").status == runner.PASSED
     assert [folder for folder in left if folder.exists()] == []
+
+
+@needs_root
+def test_sandbox_dies_with_a_killed_worker():
+    dirs = _cgroup_v1_dirs()
+    if not dirs:
+        pytest.skip("the run's processes are found through its cgroup v1 here")
+    script = (
+        f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nfrom platform import sandbox\n"
+        "sandbox.run_snippet('import os, time\\nif os.fork() == 0:\\n    time.sleep(60)\\n"
+        "time.sleep(60)', time_limit=60)\n"
+    )
+    worker = subprocess.Popen([sys.executable, "-c", script])
+    memory = dirs["memory"]
+    try:
+        for _ in range(300):  # wait until the run's two sleepers are in their cgroup
+            groups = list(memory.glob(f"snippet-{worker.pid}-*"))
+            procs = (groups[0] / "cgroup.procs").read_text().split() if groups else []
+            if len(procs) >= 4:  # bwrap, its init, the snippet and its child
+                break
+            time.sleep(0.05)
+        assert groups and len(procs) >= 4, procs
+        worker.kill()
+        worker.wait()
+        for _ in range(100):
+            if not (groups[0] / "cgroup.procs").read_text().split():
+                break
+            time.sleep(0.05)
+        assert (groups[0] / "cgroup.procs").read_text().split() == []
+    finally:
+        worker.kill()
+        worker.wait()
+        for folder in dirs.values():
+            for group in folder.glob(f"snippet-{worker.pid}-*"):
+                group.rmdir()
