@@ -219,6 +219,7 @@ class SnippetRun(models.Model):
         ERROR = "error", "Error"
         TIMED_OUT = "timed_out", "Timed out"
         NOT_RUN = "not_run", "Not run"
+        UNAVAILABLE = "unavailable", "Sandbox unavailable"
 
     snippet_check = models.ForeignKey(SnippetCheck, on_delete=models.CASCADE, related_name="runs")
     status = models.CharField(max_length=20, choices=Status.choices)

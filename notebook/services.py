@@ -12,7 +12,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from . import runner
+from platform import sandbox as runner
+
 from .models import Note, SnippetCheck, SnippetRun
 
 log = logging.getLogger(__name__)

@@ -346,14 +346,29 @@ if REDIS_URL:
         )
 
 # --- notebook -------------------------------------------------------------------------------
-# Limits of one snippet check run (notebook/runner.py): wall-clock seconds, address space in
-# MB, and how many bytes of stdout+stderr it may print before it is stopped.
+# Limits of one snippet check run (platform/sandbox.py), each for the whole run across all of
+# its processes: wall-clock seconds, memory in MB (its tmpfs included), bytes of stdout+stderr
+# it may print before it is stopped, processes and threads, and MB of writable /tmp.
 SNIPPET_TIME_LIMIT = env.float("SNIPPET_TIME_LIMIT", default=10.0)
 SNIPPET_MEMORY_LIMIT_MB = env.int("SNIPPET_MEMORY_LIMIT_MB", default=512)
 SNIPPET_MAX_OUTPUT_BYTES = env.int("SNIPPET_MAX_OUTPUT_BYTES", default=64_000)
-if SNIPPET_TIME_LIMIT <= 0 or SNIPPET_MEMORY_LIMIT_MB < 64 or SNIPPET_MAX_OUTPUT_BYTES < 1024:
+SNIPPET_MAX_PROCESSES = env.int("SNIPPET_MAX_PROCESSES", default=32)
+SNIPPET_DISK_MB = env.int("SNIPPET_DISK_MB", default=16)
+if (
+    SNIPPET_TIME_LIMIT <= 0
+    or SNIPPET_MEMORY_LIMIT_MB < 64
+    or SNIPPET_MAX_OUTPUT_BYTES < 1024
+    or SNIPPET_MAX_PROCESSES < 1
+    or SNIPPET_DISK_MB < 1
+):
     raise ImproperlyConfigured(
-        "SNIPPET_TIME_LIMIT must be > 0, SNIPPET_MEMORY_LIMIT_MB >= 64 and "
-        "SNIPPET_MAX_OUTPUT_BYTES >= 1024."
+        "SNIPPET_TIME_LIMIT must be > 0, SNIPPET_MEMORY_LIMIT_MB >= 64, "
+        "SNIPPET_MAX_OUTPUT_BYTES >= 1024, SNIPPET_MAX_PROCESSES and SNIPPET_DISK_MB >= 1."
     )
+# The sandbox: the bubblewrap binary, the cgroup under which each run gets its own (relative to
+# the worker's own cgroup, or absolute in the hierarchy; empty: the worker's own) and the
+# installed distributions a snippet may import (bound read-only; nothing else of site-packages).
+SANDBOX_BWRAP = env.str("SANDBOX_BWRAP", default="/usr/bin/bwrap")
+SANDBOX_CGROUP = env.str("SANDBOX_CGROUP", default="")
+SANDBOX_PACKAGES = env.list("SANDBOX_PACKAGES", default=["numpy"])
 NOTEBOOK_PAGE_SIZE = env.int("NOTEBOOK_PAGE_SIZE", default=10)
