@@ -329,6 +329,7 @@ class CodeListing(models.Model):
         ERROR = "error", "error"
         TIMED_OUT = "timed_out", "timed out"
         NOT_RUN = "not_run", "not run"
+        UNAVAILABLE = "unavailable", "sandbox unavailable"
 
     chapter = models.ForeignKey(Chapter, on_delete=models.CASCADE, related_name="listings")
     order = models.PositiveIntegerField(default=0)
@@ -376,6 +377,12 @@ class CodeListing(models.Model):
     @property
     def check_passed(self) -> bool:
         return self.check_status == self.CheckStatus.PASSED
+
+    @property
+    def check_ran(self) -> bool:
+        """Whether the last check ran the code at all (a refused or skipped run says nothing)."""
+        S = self.CheckStatus
+        return self.check_status in (S.PASSED, S.FAILED, S.ERROR, S.TIMED_OUT)
 
 
 class Question(models.Model):

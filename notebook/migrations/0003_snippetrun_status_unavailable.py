@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("notebook", "0001_initial"),
+        ("notebook", "0002_publishable"),
     ]
 
     operations = [
