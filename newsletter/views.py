@@ -70,7 +70,8 @@ def subscribe(request: HttpRequest) -> HttpResponse:
         context = {"form": form, "outcome": "limited", "message": TOO_MANY}
         return render(request, template, context, status=429)
     if not form.is_valid():
-        context = {"form": form, "outcome": "invalid", "message": form.errors["email"][0]}
+        first_error = next(iter(form.errors.values()))[0]
+        context = {"form": form, "outcome": "invalid", "message": first_error}
         return render(request, template, context, status=400)
     address = form.cleaned_data["email"]
     try:

@@ -60,6 +60,26 @@ def test_subscribe_invalid_address_is_400_with_message(client):
     assert Subscriber.objects.count() == 0
 
 
+@pytest.mark.parametrize("source", ["<x>", "s" * 101, "chapter:\x00rope", "a b", ""])
+@pytest.mark.parametrize("known", [False, True])
+def test_subscribe_with_a_bad_source_still_signs_up_and_answers_the_same(source, known):
+    """The source is a hidden field the reader cannot fix: a bad one is dropped, never a 500."""
+    if known:
+        SubscriberFactory(email="ok@b.test", status="confirmed")
+    client = Client(enforce_csrf_checks=True)
+    page = client.get(SUBSCRIBE)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.content.decode())[1]
+    response = client.post(
+        SUBSCRIBE,
+        {"csrfmiddlewaretoken": token, "email": "ok@b.test", "source": source},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+    assert 'data-outcome="sent"' in response.content.decode()
+    assert len(mail.outbox) == 1
+    assert Subscriber.objects.get().source == ("footer" if known else "")
+
+
 def test_subscribe_email_unique_case_insensitively(db):
     from django.db import IntegrityError, transaction
 
