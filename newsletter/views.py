@@ -16,6 +16,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from platform.accounts import client_ip
+
 from . import services, tokens
 from .forms import SubscribeForm
 from .models import Issue, Subscriber
@@ -45,7 +47,7 @@ def _over_limit(key: str, limit: int) -> bool:
 
 
 def _rate_limited(request: HttpRequest, email: str | None) -> bool:
-    ip = request.META.get("REMOTE_ADDR", "unknown")
+    ip = client_ip(request)  # the site's one rule (TRUSTED_PROXY_COUNT), as allauth's limits
     limited = _over_limit(f"nl:signup:ip:{ip}", settings.NEWSLETTER_SIGNUP_LIMIT_PER_IP)
     if email:
         digest = hashlib.sha256(email.strip().lower().encode()).hexdigest()
