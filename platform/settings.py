@@ -67,6 +67,9 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.sites",
+    # runserver hands static files to whitenoise's middleware, as gunicorn does in production,
+    # instead of its own handler (which answered /static/%2e%2e/… with a 500).
+    "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "django.contrib.postgres",
@@ -280,6 +283,9 @@ CONTENT_SECURITY_POLICY = {
 # --- Static files, i18n ---------------------------------------------------------------------
 STATIC_URL = "/static/"
 STATIC_ROOT = VAR_DIR / "static"
+# In development whitenoise serves straight from the apps' static folders and sees edits.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
