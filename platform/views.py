@@ -76,7 +76,9 @@ def delete_account(request: HttpRequest) -> HttpResponse:
 
     The password check shares the account's failed-login counter: 429 once it trips.
     """
-    form = DeleteAccountForm(request.POST or None, user=request.user)
+    # Bound on every POST, even an empty one: an empty POST must show "required", not a bare 400.
+    data = request.POST if request.method == "POST" else None
+    form = DeleteAccountForm(data, user=request.user)
     if request.method == "POST" and form.is_valid():
         user = request.user
         logout(request)
