@@ -342,3 +342,13 @@ def test_subscribe_that_skipped_the_trusted_proxies_is_refused(client, settings)
     )
     assert response.status_code == 403
     assert Subscriber.objects.count() == 0
+
+
+def test_confirmation_links_come_from_site_url_not_the_host_header(client, settings):
+    settings.SITE_URL = "https://fromscratch.example"
+    client.post(SUBSCRIBE, {"email": "ada@example.com"}, HTTP_HOST="127.0.0.1:31337")
+    message = mail.outbox[0]
+    bodies = [message.body, *(content for content, _ in message.alternatives)]
+    urls = [url for body in bodies for url in re.findall(r"https?://[^\s\"'<>]+", body)]
+    assert any("/newsletter/confirm/" in url for url in urls)
+    assert all(url.startswith("https://fromscratch.example/") for url in urls), urls
