@@ -83,7 +83,9 @@ class AccountAdapter(DefaultAccountAdapter):
         """Every link allauth puts in a message (``activate_url``, ``password_reset_url``,
         ``signup_url`` …) is built by allauth from the request's host; move it onto SITE_URL."""
         context = {
-            name: site_url(value) if name.endswith("_url") and isinstance(value, str) else value
+            name: site_url(value)
+            if name.endswith("_url") and isinstance(value, str) and value
+            else value
             for name, value in context.items()
         }
         super().send_mail(template_prefix, email, context)
