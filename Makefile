@@ -8,6 +8,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Links in mail (reset, verification, newsletter) follow the address the site is served on; set
+# SITE_URL yourself when a proxy serves it elsewhere.
+SITE_URL ?= http://$(HOST):$(PORT)
 
 .PHONY: run test install install-dev lint format bench clean
 
@@ -26,12 +29,14 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 ## make run: migrate, load the demo content, make the editor, serve web + worker + beat.
+## Every process it starts gets SITE_URL (migrate also points the Sites domain at it).
+run: export SITE_URL := $(SITE_URL)
 run: install
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py load_demo
 	$(PY) manage.py ensure_editor
 	@echo ""
-	@echo "  Site:          http://$(HOST):$(PORT)/"
+	@echo "  Site:          http://$(HOST):$(PORT)/ (links in mail: $(SITE_URL)/)"
 	@echo "  Admin:         http://$(HOST):$(PORT)/admin/"
 	@echo "  Outgoing mail: $(CURDIR)/var/mail/ (one .log file per message)"
 	@echo "  Stop:          Ctrl-C stops the web server, the worker and beat together."

@@ -16,6 +16,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from platform.accounts import client_ip
+
 from . import tokens
 from .forms import SubscribeForm
 from .models import Issue, Subscriber
@@ -46,7 +48,7 @@ def _over_limit(key: str, limit: int) -> bool:
 
 
 def _rate_limited(request: HttpRequest, email: str | None) -> bool:
-    ip = request.META.get("REMOTE_ADDR", "unknown")
+    ip = client_ip(request)  # the site's one rule (TRUSTED_PROXY_COUNT), as allauth's limits
     limited = _over_limit(f"nl:signup:ip:{ip}", settings.NEWSLETTER_SIGNUP_LIMIT_PER_IP)
     if email:
         digest = hashlib.sha256(email.strip().lower().encode()).hexdigest()
@@ -71,7 +73,8 @@ def subscribe(request: HttpRequest) -> HttpResponse:
         context = {"form": form, "outcome": "limited", "message": TOO_MANY}
         return render(request, template, context, status=429)
     if not form.is_valid():
-        context = {"form": form, "outcome": "invalid", "message": form.errors["email"][0]}
+        first_error = next(iter(form.errors.values()))[0]
+        context = {"form": form, "outcome": "invalid", "message": first_error}
         return render(request, template, context, status=400)
     address = form.cleaned_data["email"]
     try:

@@ -1,3 +1,4 @@
+from allauth.account.adapter import get_adapter
 from django import forms
 
 
@@ -16,7 +17,10 @@ class DeleteAccountForm(forms.Form):
         self.user = user
 
     def clean_password(self) -> str:
+        """Checked through allauth's adapter, so a wrong password counts toward the account's
+        failed-login limit and the check is refused (code too_many_login_attempts) once it
+        trips."""
         password = self.cleaned_data["password"]
-        if not self.user.check_password(password):
+        if not get_adapter().reauthenticate(self.user, password):
             raise forms.ValidationError("That is not your password.", code="wrong_password")
         return password

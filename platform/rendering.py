@@ -3,7 +3,10 @@
 * Markdown is parsed by markdown-it-py (CommonMark + tables + footnotes + ``$…$``/``$$…$$``).
 * Maths becomes MathML on the server (latex2mathml), so no JavaScript is needed and htmx
   fragments, feeds and no-JS readers all get typeset formulas. Commands latex2mathml leaves raw
-  (``\\arg``, ``\\softmax`` …) are retried as ``\\operatorname{…}``.
+  (``\\arg``, ``\\softmax`` …) are retried as ``\\operatorname{…}``. latex2mathml's own
+  serialiser un-escapes everything it wrote (``\\text{</math><h2>…}`` would become markup), so
+  its element tree is written out here instead: every text node escaped, only the presentation
+  attributes it legitimately emits kept — never ``id``, ``class``, ``style`` or ``href``.
 * Fenced code is highlighted by Pygments with CSS classes (``platform/pygments.css``).
 * The resulting HTML is sanitised by nh3 with an allow-list that includes the MathML elements,
   so editor-written markdown cannot inject script, event handlers or ``javascript:`` links.
@@ -21,7 +24,7 @@ from functools import lru_cache
 import nh3
 from django.core.cache import cache
 from django.utils.safestring import SafeString, mark_safe
-from latex2mathml.converter import convert as latex_to_mathml
+from latex2mathml.converter import convert_to_element
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
@@ -30,7 +33,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-RENDERER_VERSION = "1"
+RENDERER_VERSION = "2"
 CACHE_SECONDS = 60 * 60 * 24 * 7
 MAX_FORMULA_LENGTH = 5000
 
@@ -45,8 +48,10 @@ MATHML_ATTRIBUTES = {
     "lspace", "rspace", "width", "height", "depth", "linethickness", "displaystyle",
     "scriptlevel", "columnalign", "rowalign", "columnspacing", "rowspacing", "movablelimits",
     "largeop", "symmetric", "minsize", "maxsize", "notation", "form", "encoding",
-    "columnlines", "rowlines", "frame", "mathsize", "class",
+    "columnlines", "rowlines", "frame", "mathsize", "voffset",
 }  # fmt: skip
+# No MathML element may carry id (DOM clobbering: id="fromScratchWidgets" replaces a global)
+# nor class/style/href (\\class, \\style, \\href): a formula must not restyle the page or link.
 ALLOWED_TAGS = (set(nh3.ALLOWED_TAGS) - {"img", "map", "area"}) | MATHML_TAGS | {"input"}
 ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     **{tag: set(attrs) for tag, attrs in nh3.ALLOWED_ATTRIBUTES.items()},
@@ -85,13 +90,38 @@ def sanitize_html(raw_html: str) -> str:
     )
 
 
+# latex2mathml writes symbols as character references in its text nodes ("&#x0003C;"); they
+# survive escaping, and anything else a formula says becomes characters, never markup.
+_CHARACTER_REFERENCE = re.compile(r"&amp;(#x[0-9A-Fa-f]{1,6}|#[0-9]{1,7});")
+
+
+def _escape_text(text: str | None) -> str:
+    return _CHARACTER_REFERENCE.sub(r"&\1;", html.escape(text or "", quote=False))
+
+
+def _serialise(element) -> str:
+    """Write latex2mathml's tree as MathML: known tags, allowed attributes, escaped text."""
+    tag = element.tag if element.tag in MATHML_TAGS else "mrow"
+    attributes = "".join(
+        f' {name}="{html.escape(value)}"'
+        for name, value in element.attrib.items()
+        if name in MATHML_ATTRIBUTES
+    )
+    children = "".join(_serialise(child) + _escape_text(child.tail) for child in element)
+    return f"<{tag}{attributes}>{_escape_text(element.text)}{children}</{tag}>"
+
+
+def _to_mathml(latex: str, display: bool) -> str:
+    return _serialise(convert_to_element(latex, display="block" if display else "inline"))
+
+
 def _convert(latex: str, display: bool) -> str:
-    mathml = latex_to_mathml(latex, display="block" if display else "inline")
+    mathml = _to_mathml(latex, display)
     leftovers = {m for m in _RAW_COMMAND.findall(mathml)}
     if leftovers:
         for name in leftovers:
             latex = re.sub(rf"\\{name}(?![A-Za-z])", rf"\\operatorname{{{name}}}", latex)
-        mathml = latex_to_mathml(latex, display="block" if display else "inline")
+        mathml = _to_mathml(latex, display)
     return mathml
 
 

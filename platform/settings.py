@@ -67,6 +67,9 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.sites",
+    # runserver hands static files to whitenoise's middleware, as gunicorn does in production,
+    # instead of its own handler (which answered /static/%2e%2e/… with a 500).
+    "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "django.contrib.postgres",
@@ -233,8 +236,16 @@ ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if SITE_URL.startswith("https://") else 
 ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
 ACCOUNT_ADAPTER = "platform.accounts.AccountAdapter"
 # allauth's defaults, spelled out: five failed logins per account in five minutes, ten per
-# minute per address; the admin login shares the same counters (platform/accounts.py).
+# minute per address. One counter per account, whatever spelling reached it, shared by the site
+# login, the admin login and the delete-account password check (platform/accounts.py).
 ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/300s/key"}
+# The one client-IP rule of every rate limit (allauth's and the newsletter's): 0 = REMOTE_ADDR;
+# N = the Nth address from the right of X-Forwarded-For, for N proxies of ours in front (each
+# appends the address it saw). Anything a client writes further left is ignored.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+if not 0 <= TRUSTED_PROXY_COUNT <= 10:
+    raise ImproperlyConfigured("TRUSTED_PROXY_COUNT must be 0 (no proxy) to 10.")
+ALLAUTH_TRUSTED_PROXY_COUNT = TRUSTED_PROXY_COUNT
 
 # --- Security -------------------------------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -272,6 +283,9 @@ CONTENT_SECURITY_POLICY = {
 # --- Static files, i18n ---------------------------------------------------------------------
 STATIC_URL = "/static/"
 STATIC_ROOT = VAR_DIR / "static"
+# In development whitenoise serves straight from the apps' static folders and sees edits.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

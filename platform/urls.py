@@ -6,7 +6,8 @@ from . import accounts, views
 admin.site.site_header = "From Scratch — editors"
 admin.site.site_title = "From Scratch admin"
 admin.site.index_title = "Write courses, notes and newsletter issues"
-admin.site.login = accounts.rate_limited_admin_login(admin.site.login)
+admin.site.login_form = accounts.AdminLoginForm
+admin.site.login = accounts.too_many_attempts_is_429(admin.site.login)
 
 urlpatterns = [
     path("", views.home, name="home"),

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
+from .accounts import has_too_many_attempts
 from .forms import DeleteAccountForm
 
 log = logging.getLogger(__name__)
@@ -71,13 +72,20 @@ def account(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def delete_account(request: HttpRequest) -> HttpResponse:
-    """Delete the signed-in user and everything that hangs off them, after their password."""
-    form = DeleteAccountForm(request.POST or None, user=request.user)
+    """Delete the signed-in user and everything that hangs off them, after their password.
+
+    The password check shares the account's failed-login counter: 429 once it trips.
+    """
+    # Bound on every POST, even an empty one: an empty POST must show "required", not a bare 400.
+    data = request.POST if request.method == "POST" else None
+    form = DeleteAccountForm(data, user=request.user)
     if request.method == "POST" and form.is_valid():
         user = request.user
         logout(request)
         user.delete()
         messages.success(request, "Your account and everything saved with it have been deleted.")
         return redirect("home")
-    status = 400 if request.method == "POST" else 200
+    status = 200
+    if request.method == "POST":
+        status = 429 if has_too_many_attempts(form) else 400
     return render(request, "platform/account_delete.html", {"delete_form": form}, status=status)

@@ -60,6 +60,26 @@ def test_subscribe_invalid_address_is_400_with_message(client):
     assert Subscriber.objects.count() == 0
 
 
+@pytest.mark.parametrize("source", ["<x>", "s" * 101, "chapter:\x00rope", "a b", ""])
+@pytest.mark.parametrize("known", [False, True])
+def test_subscribe_with_a_bad_source_still_signs_up_and_answers_the_same(source, known):
+    """The source is a hidden field the reader cannot fix: a bad one is dropped, never a 500."""
+    if known:
+        SubscriberFactory(email="ok@b.test", status="confirmed")
+    client = Client(enforce_csrf_checks=True)
+    page = client.get(SUBSCRIBE)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.content.decode())[1]
+    response = client.post(
+        SUBSCRIBE,
+        {"csrfmiddlewaretoken": token, "email": "ok@b.test", "source": source},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+    assert 'data-outcome="sent"' in response.content.decode()
+    assert len(mail.outbox) == 1
+    assert Subscriber.objects.get().source == ("footer" if known else "")
+
+
 def test_subscribe_email_unique_case_insensitively(db):
     from django.db import IntegrityError, transaction
 
@@ -283,3 +303,53 @@ def test_subscribe_page_and_plain_post_work_without_htmx(client):
     assert response.status_code == 200
     assert "<html" in response.content.decode()
     assert 'data-outcome="sent"' in response.content.decode()
+
+
+def test_subscribe_limit_per_ip_ignores_spoofed_x_forwarded_for(client, settings):
+    settings.NEWSLETTER_SIGNUP_LIMIT_PER_IP = 2
+    codes = [
+        client.post(
+            SUBSCRIBE, {"email": f"p{i}@example.com"}, HTTP_X_FORWARDED_FOR=f"203.0.113.{i}"
+        ).status_code
+        for i in range(3)
+    ]
+    assert codes == [200, 200, 429]
+
+
+def test_subscribe_limit_per_ip_behind_a_trusted_proxy_counts_each_client(client, settings):
+    """The same client-IP rule as the login limits: behind one proxy, the rightmost
+    X-Forwarded-For entry is the client, so the world does not share one allowance."""
+    settings.NEWSLETTER_SIGNUP_LIMIT_PER_IP = 2
+    settings.ALLAUTH_TRUSTED_PROXY_COUNT = 1
+
+    def sign_up(i: int, xff: str) -> int:
+        return client.post(
+            SUBSCRIBE,
+            {"email": f"p{i}@example.com"},
+            REMOTE_ADDR="10.0.0.1",  # the proxy
+            HTTP_X_FORWARDED_FOR=xff,
+        ).status_code
+
+    assert [sign_up(i, f"203.0.113.{i}") for i in range(5)] == [200] * 5
+    spoofing = [sign_up(10 + i, f"192.0.2.{i}, 198.51.100.9") for i in range(3)]
+    assert spoofing == [200, 200, 429]
+
+
+def test_subscribe_that_skipped_the_trusted_proxies_is_refused(client, settings):
+    settings.ALLAUTH_TRUSTED_PROXY_COUNT = 2
+    response = client.post(
+        SUBSCRIBE, {"email": "p@example.com"}, HTTP_X_FORWARDED_FOR="203.0.113.1"
+    )
+    assert response.status_code == 403
+    assert Subscriber.objects.count() == 0
+
+
+def test_confirmation_links_come_from_site_url_not_the_host_header(client, settings):
+    settings.SITE_URL = "https://fromscratch.example"
+    client.post(SUBSCRIBE, {"email": "ada@example.com"}, HTTP_HOST="127.0.0.1:31337")
+    message = mail.outbox[0]
+    bodies = [message.body, *(content for content, _ in message.alternatives)]
+    urls = [url for body in bodies for url in re.findall(r"https?://[^\s\"'<>]+", body)]
+    assert any("/newsletter/confirm/" in url for url in urls)
+    site = "https://fromscratch.example"
+    assert all(url == site or url.startswith(site + "/") for url in urls), urls

@@ -8,11 +8,11 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 User = get_user_model()
-LINK = re.compile(r"http://testserver(/accounts/[^\s]+/)")
-
-
 def _link_from(mail) -> str:
-    match = LINK.search(mail.body)
+    """The path of the account link in ``mail``, which must start with SITE_URL."""
+    from django.conf import settings
+
+    match = re.search(re.escape(settings.SITE_URL) + r"(/accounts/[^\s]+/)", mail.body)
     assert match, mail.body
     return match.group(1)
 
@@ -185,3 +185,223 @@ def test_account_delete_refuses_get_without_csrf_post(client, learner, password)
     response = csrf_client.post(reverse("account_delete"), {"password": password, "confirm": "on"})
     assert response.status_code == 403
     assert User.objects.filter(pk=learner.pk).exists()
+
+
+# --- one failed-login counter per account (site login, admin login, account deletion) ----------
+
+
+def _site_login(client, login, password, ip):
+    return client.post(
+        reverse("account_login"), {"login": login, "password": password}, REMOTE_ADDR=ip
+    )
+
+
+def _admin_login(client, login, password, ip):
+    return client.post(
+        reverse("admin:login"), {"username": login, "password": password}, REMOTE_ADDR=ip
+    )
+
+
+def _spellings(user) -> dict[str, str]:
+    return {
+        "email": user.email,
+        "EMAIL": user.email.upper(),
+        "username": user.username,
+        "USERNAME": user.username.upper(),
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("spelling", ["email", "EMAIL", "username", "USERNAME"])
+def test_admin_login_failures_count_toward_the_site_login(client, editor, password, spelling):
+    login = _spellings(editor)[spelling]
+    statuses = [
+        _admin_login(client, login, f"wrong {i}", f"10.1.0.{i}").status_code for i in range(5)
+    ]
+    assert statuses == [200] * 5
+    assert _admin_login(client, login, password, "10.1.0.9").status_code == 429
+    response = _site_login(client, editor.email, password, "10.1.0.10")
+    assert response.status_code == 429
+    assert "_auth_user_id" not in client.session
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("spelling", ["email", "EMAIL", "username", "USERNAME"])
+def test_site_login_failures_count_toward_the_admin_login(client, editor, password, spelling):
+    for i in range(5):
+        assert _site_login(client, editor.email.title(), f"wrong {i}", f"10.2.0.{i}").status_code
+    login = _spellings(editor)[spelling]
+    response = _admin_login(client, login, password, "10.2.0.9")
+    assert response.status_code == 429
+    assert "_auth_user_id" not in client.session
+
+
+@pytest.mark.django_db
+def test_login_counter_of_one_account_leaves_others_alone(client, editor, learner, password):
+    for i in range(5):
+        _admin_login(client, editor.username, f"wrong {i}", f"10.3.0.{i}")
+    assert _site_login(client, learner.email, password, "10.3.0.9").status_code == 302
+
+
+@pytest.mark.django_db
+def test_account_delete_password_check_is_rate_limited_with_the_login(
+    learner_client, learner, password
+):
+    url = reverse("account_delete")
+    statuses = [
+        learner_client.post(
+            url, {"password": f"wrong {i}", "confirm": "on"}, REMOTE_ADDR=f"10.4.0.{i}"
+        ).status_code
+        for i in range(5)
+    ]
+    assert statuses == [400] * 5
+    response = learner_client.post(
+        url, {"password": password, "confirm": "on"}, REMOTE_ADDR="10.4.0.9"
+    )
+    assert response.status_code == 429
+    assert "Too many failed login attempts" in response.content.decode()
+    assert User.objects.filter(pk=learner.pk).exists()
+    anonymous = type(learner_client)()
+    assert _site_login(anonymous, learner.email, password, "10.4.0.10").status_code == 429
+
+
+@pytest.mark.django_db
+def test_login_failures_count_toward_the_account_delete_check(learner_client, learner, password):
+    anonymous = type(learner_client)()
+    for i in range(5):
+        _site_login(anonymous, learner.email, f"wrong {i}", f"10.5.0.{i}")
+    response = learner_client.post(
+        reverse("account_delete"), {"password": password, "confirm": "on"}, REMOTE_ADDR="10.5.0.9"
+    )
+    assert response.status_code == 429
+    assert User.objects.filter(pk=learner.pk).exists()
+
+
+@pytest.mark.django_db
+def test_account_delete_with_password_after_a_few_failures_still_works(
+    learner_client, learner, password
+):
+    url = reverse("account_delete")
+    for i in range(3):
+        learner_client.post(url, {"password": f"wrong {i}", "confirm": "on"})
+    response = learner_client.post(url, {"password": password, "confirm": "on"})
+    assert response.status_code == 302
+    assert not User.objects.filter(pk=learner.pk).exists()
+
+
+# --- one client-IP rule ------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_login_limit_per_address_ignores_x_forwarded_for_by_default(client, db):
+    """With no trusted proxy, a spoofed X-Forwarded-For changes nothing: REMOTE_ADDR counts."""
+    statuses = [
+        client.post(
+            reverse("account_login"),
+            {"login": f"nobody{i}@example.com", "password": "wrong"},
+            REMOTE_ADDR="198.51.100.7",
+            HTTP_X_FORWARDED_FOR=f"203.0.113.{i}",
+        ).status_code
+        for i in range(11)
+    ]
+    assert statuses == [200] * 10 + [429]
+
+
+@pytest.mark.django_db
+def test_login_limit_per_address_behind_one_trusted_proxy(client, settings):
+    """Behind one proxy, the client is the rightmost X-Forwarded-For entry: not everyone is
+    locked out together, and what a client writes to the left of it is ignored."""
+    settings.ALLAUTH_TRUSTED_PROXY_COUNT = 1
+
+    def attempt(i: int, xff: str) -> int:
+        return client.post(
+            reverse("account_login"),
+            {"login": f"nobody{i}@example.com", "password": "wrong"},
+            REMOTE_ADDR="10.0.0.1",  # the proxy
+            HTTP_X_FORWARDED_FOR=xff,
+        ).status_code
+
+    # Twelve clients, one failure each, all through the proxy: nobody is limited.
+    assert [attempt(i, f"203.0.113.{i}") for i in range(12)] == [200] * 12
+    # One client rotating a spoofed left-hand entry is still one client.
+    statuses = [attempt(100 + i, f"192.0.2.{i}, 198.51.100.50") for i in range(11)]
+    assert statuses == [200] * 10 + [429]
+
+
+# --- every absolute URL in email from SITE_URL -------------------------------------------------
+
+EVIL_HOST = "127.0.0.1:31337"
+
+
+@pytest.fixture
+def site_url(settings):
+    settings.SITE_URL = "https://fromscratch.example"
+    return settings.SITE_URL
+
+
+def _urls(message) -> list[str]:
+    bodies = [message.body, *(content for content, _ in getattr(message, "alternatives", []))]
+    return [url for body in bodies for url in re.findall(r"https?://[^\s\"'<>]+", body)]
+
+
+def _assert_links_from_site_url(message, site_url, expected_path: str) -> None:
+    urls = _urls(message)
+    assert urls, message.body
+    assert all(url.startswith(site_url + "/") for url in urls), urls
+    assert any(url.startswith(site_url + expected_path) for url in urls), urls
+    assert "31337" not in message.body
+
+
+@pytest.mark.django_db
+def test_password_reset_link_comes_from_site_url_not_host(client, learner, mailoutbox, site_url):
+    response = client.post(
+        reverse("account_reset_password"), {"email": learner.email}, HTTP_HOST=EVIL_HOST
+    )
+    assert response.status_code == 302
+    _assert_links_from_site_url(mailoutbox[0], site_url, "/accounts/password/reset/key/")
+
+
+@pytest.mark.django_db
+def test_password_reset_mail_for_unknown_address_links_to_site_url(
+    client, mailoutbox, site_url
+):
+    client.post(
+        reverse("account_reset_password"), {"email": "nobody@example.com"}, HTTP_HOST=EVIL_HOST
+    )
+    assert len(mailoutbox) == 1
+    _assert_links_from_site_url(mailoutbox[0], site_url, "/accounts/signup/")
+
+
+@pytest.mark.django_db
+def test_verification_link_comes_from_site_url_not_host(client, mailoutbox, password, site_url):
+    client.post(
+        reverse("account_signup"),
+        {"email": "new@example.com", "password1": password, "password2": password},
+        HTTP_HOST=EVIL_HOST,
+    )
+    _assert_links_from_site_url(mailoutbox[0], site_url, "/accounts/confirm-email/")
+
+
+@pytest.mark.django_db
+def test_existing_account_mail_links_come_from_site_url(
+    client, learner, mailoutbox, password, site_url
+):
+    client.post(
+        reverse("account_signup"),
+        {"email": learner.email, "password1": password, "password2": password},
+        HTTP_HOST=EVIL_HOST,
+    )
+    _assert_links_from_site_url(mailoutbox[0], site_url, "/accounts/password/reset/")
+
+
+@pytest.mark.django_db
+def test_site_domain_follows_site_url(settings):
+    from django.apps import apps
+    from django.contrib.sites.models import Site
+
+    from platform.apps import sync_site_domain
+
+    settings.SITE_URL = "https://fromscratch.example:8443"
+    sync_site_domain(sender=apps.get_app_config("platform"))
+    Site.objects.clear_cache()
+    assert Site.objects.get_current().domain == "fromscratch.example:8443"

@@ -34,3 +34,33 @@ def test_makefile_and_ci_never_call_bare_console_scripts():
             assert not re.search(
                 r"(^|[\s/])(celery|pytest|gunicorn)\s", line.replace("-m ", "-m_")
             ), line
+
+
+def test_make_run_gives_every_process_a_site_url_from_host_and_port(tmp_path):
+    """`make run PORT=…` mails links to the port it serves on: each process it starts sees
+    SITE_URL. A stand-in interpreter prints what it was given instead of running it."""
+    import shutil
+    import subprocess
+
+    make = shutil.which("make")
+    assert make, "make is how the site is run: install it"
+    fake_python = tmp_path / "python"
+    # The web server's stand-in lingers so that the worker's prints before `make` stops both.
+    fake_python.write_text(
+        '#!/bin/sh\necho "SITE_URL=$SITE_URL $1 $2"\n[ "$2" = runserver ] && sleep 2\nexit 0\n'
+    )
+    fake_python.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin"}
+    result = subprocess.run(
+        [make, "-s", "-o", ".venv/.installed", "run", f"PY={fake_python}", "PORT=9123"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    started = [line for line in result.stdout.splitlines() if line.startswith("SITE_URL=")]
+    assert "SITE_URL=http://127.0.0.1:9123 manage.py migrate" in started
+    assert "SITE_URL=http://127.0.0.1:9123 manage.py runserver" in started
+    assert "SITE_URL=http://127.0.0.1:9123 -m celery" in started
+    assert all(line.startswith("SITE_URL=http://127.0.0.1:9123 ") for line in started)

@@ -29,6 +29,7 @@ def test_check_deploy_with_production_settings_reports_nothing():
         ({"DATABASE_URL": "mysql://nobody@localhost/x"}, "DATABASE_URL must be"),
         ({"REDIS_URL": "http://localhost:6379"}, "REDIS_URL must start with"),
         ({"SITE_URL": "fromscratch.example"}, "SITE_URL must start with"),
+        ({"TRUSTED_PROXY_COUNT": "-1"}, "TRUSTED_PROXY_COUNT must be"),
     ],
 )
 def test_settings_bad_value_stops_start_up(overrides, message):
@@ -36,6 +37,13 @@ def test_settings_bad_value_stops_start_up(overrides, message):
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr or "Error" in result.stderr
     assert message in result.stderr
+
+
+def test_trusted_proxy_count_is_the_rule_allauth_applies():
+    code = "from django.conf import settings; print(settings.ALLAUTH_TRUSTED_PROXY_COUNT)"
+    result = run_manage(["shell", "-v", "0", "-c", code], production_env(TRUSTED_PROXY_COUNT="2"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "2"
 
 
 @pytest.mark.django_db(transaction=True)
