@@ -8,6 +8,8 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 User = get_user_model()
+
+
 def _link_from(mail) -> str:
     """The path of the account link in ``mail``, which must start with SITE_URL."""
     from django.conf import settings
@@ -362,9 +364,7 @@ def test_password_reset_link_comes_from_site_url_not_host(client, learner, mailo
 
 
 @pytest.mark.django_db
-def test_password_reset_mail_for_unknown_address_links_to_site_url(
-    client, mailoutbox, site_url
-):
+def test_password_reset_mail_for_unknown_address_links_to_site_url(client, mailoutbox, site_url):
     client.post(
         reverse("account_reset_password"), {"email": "nobody@example.com"}, HTTP_HOST=EVIL_HOST
     )
