@@ -139,9 +139,11 @@ def _reset_list(size: int) -> int:
             "'confirmed', 'bench', now(), now(), now() FROM generate_series(1, %s) AS i",
             [size],
         )
-    from newsletter.demo import WELCOME_BODY
+    from newsletter.demo import CONTENT_DIR
+    from platform.frontmatter import read_markdown
 
-    issue = Issue.objects.create(subject="Bench: attention, slowly", body=WELCOME_BODY)
+    _meta, body = read_markdown(CONTENT_DIR / "first-letter.md")
+    issue = Issue.objects.create(subject="Bench: attention, slowly", body=body)
     assert Subscriber.objects.confirmed().count() == size
     return issue.pk
 

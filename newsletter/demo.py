@@ -1,46 +1,47 @@
-"""Demo content for the newsletter (idempotent): the beat schedule and one sent issue."""
+"""Demo content for the newsletter (idempotent): the beat schedule and the archived letters.
+
+Each letter is a content file under ``newsletter/content/`` (TOML front matter with the subject
+and how many days ago it was sent, then the Markdown body), in the format of
+``platform/frontmatter.py``.
+"""
 
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 from django.utils import timezone
+
+from platform.frontmatter import ContentError, read_markdown, require
 
 from .models import Issue
 from .services import schedule
 
-WELCOME_SUBJECT = "From Scratch — the first letter: reading attention"
-
-WELCOME_BODY = """\
-This is the first letter. Each week it lists the new chapters and notebook notes, and reads
-one equation slowly.
-
-## This week's equation
-
-Scaled dot-product attention:
-
-$$\\operatorname{softmax}\\left(\\frac{QK^\\top}{\\sqrt{d_k}}\\right)V$$
-
-The scores $QK^\\top$ compare every query with every key; dividing by $\\sqrt{d_k}$ keeps
-their spread near 1 whatever the width, so the softmax does not saturate.
-
-## Where to start
-
-- The course *Reading ML papers* builds up to this equation one symbol at a time.
-- The notebook has short, checked notes on softmax temperature and layer norm.
-"""
+CONTENT_DIR = Path(__file__).resolve().parent / "content"
 
 
-def load() -> str:
+def load(directory: Path = CONTENT_DIR) -> str:
+    """Side effects: creates or updates the beat schedule; creates each archived letter that is
+    not there yet (matched by subject). Raises ContentError for a malformed file."""
     beat = schedule.ensure_periodic_tasks()
-    _issue, created = Issue.objects.get_or_create(
-        subject=WELCOME_SUBJECT,
-        defaults={
-            "body": WELCOME_BODY,
-            "status": Issue.Status.SENT,
-            "send_at": timezone.now() - timedelta(days=7),
-            "started_at": timezone.now() - timedelta(days=7),
-            "finished_at": timezone.now() - timedelta(days=7),
-        },
-    )
-    return f"beat schedule: {beat}; archive issue {'created' if created else 'already there'}"
+    created = 0
+    files = sorted(directory.glob("*.md"))
+    for path in files:
+        meta, body = read_markdown(path)
+        subject = require(path, meta, "subject", str)
+        days = require(path, meta, "sent_days_ago", int)
+        if days < 0:
+            raise ContentError(path, "'sent_days_ago' cannot be negative", key="sent_days_ago")
+        sent = timezone.now() - timedelta(days=days)
+        _issue, new = Issue.objects.get_or_create(
+            subject=subject,
+            defaults={
+                "body": body + "\n",
+                "status": Issue.Status.SENT,
+                "send_at": sent,
+                "started_at": sent,
+                "finished_at": sent,
+            },
+        )
+        created += new
+    return f"beat schedule: {beat}; {len(files)} archived letter(s), {created} created"

@@ -366,3 +366,22 @@ def test_sweeper_leaves_waiting_rows_alone_while_the_send_progresses(db):
     queue.clear()
     assert sending.sweep(now=later, queue_chunk=queue) == {issue.pk: 5}
     assert queue == [(issue.pk, rows[1].pk, rows[5].pk, 0)]
+
+
+def test_demo_letter_loads_from_its_content_file_once(db, tmp_path):
+    from newsletter import demo
+    from platform.frontmatter import ContentError
+
+    assert demo.load().endswith("1 archived letter(s), 1 created")
+    assert demo.load().endswith("1 archived letter(s), 0 created")
+    issue = Issue.objects.get(subject="From Scratch — the first letter: reading attention")
+    assert issue.status == Issue.Status.SENT
+    assert r"$$\operatorname{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V$$" in issue.body
+
+    (tmp_path / "bad.md").write_text('+++\nsubject = "x"\n+++\nbody\n')
+    with pytest.raises(ContentError) as caught:
+        demo.load(tmp_path)
+    assert (
+        str(caught.value)
+        == f"{tmp_path / 'bad.md'} [sent_days_ago]: missing required key 'sent_days_ago'"
+    )
