@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import Any, Literal, overload
 
 from django.http import HttpRequest
 
@@ -24,13 +25,17 @@ class Learner:
     def is_anonymous(self) -> bool:
         return self.user_id is None
 
-    def owner_fields(self) -> dict[str, object]:
+    def owner_fields(self) -> dict[str, Any]:
         """Field values that make a new row belong to this learner."""
         if self.user_id is not None:
             return {"user_id": self.user_id, "anon_key": ""}
         return {"user_id": None, "anon_key": self.anon_key}
 
 
+@overload
+def current_learner(request: HttpRequest, *, create: Literal[True]) -> Learner: ...
+@overload
+def current_learner(request: HttpRequest, *, create: bool = False) -> Learner | None: ...
 def current_learner(request: HttpRequest, *, create: bool = False) -> Learner | None:
     """The learner behind the request; ``None`` for an anonymous reader who has done nothing.
 

@@ -21,6 +21,7 @@ from courses.explorer import Decoded, _attr, decode, load_symbols
 from courses.models import Chapter, Equation, Symbol, Walkthrough
 from courses.widget_forms import MAX_LATEX, MAX_QUERY_STRING, DecodeForm
 from courses.widgets import cacheable, form_errors
+from platform.http import HtmxHttpRequest
 from platform.rendering import render_markdown, render_math
 
 EXPLORER_MAX_AGE = 5 * 60
@@ -67,7 +68,7 @@ def _too_large(request: HttpRequest) -> bool:
 
 
 @require_GET
-def explorer(request: HttpRequest) -> HttpResponse:
+def explorer(request: HtmxHttpRequest) -> HttpResponse:
     """Decode box: render a pasted equation and name every token (GET ?latex=…)."""
     context: dict = {"errors": [], "decoded": None}
     status = 200

@@ -42,6 +42,7 @@ from courses.widget_forms import (
     RopeForm,
     SoftmaxForm,
 )
+from platform.http import HtmxHttpRequest
 
 FRAGMENT_MAX_AGE = 60 * 60 * 24
 PAGE_MAX_AGE = 60
@@ -586,7 +587,7 @@ def run_widget(widget: Widget, request: HttpRequest | None, uid: str) -> tuple[d
     return context, 200
 
 
-def cacheable(request: HttpRequest, response: HttpResponse, max_age: int) -> HttpResponse:
+def cacheable(request: HtmxHttpRequest, response: HttpResponse, max_age: int) -> HttpResponse:
     patch_vary_headers(response, ["HX-Request"])
     if request.htmx:
         patch_cache_control(response, public=True, max_age=max_age)
@@ -595,7 +596,7 @@ def cacheable(request: HttpRequest, response: HttpResponse, max_age: int) -> Htt
     return response
 
 
-def _widget_page(request: HttpRequest, key: str) -> HttpResponse:
+def _widget_page(request: HtmxHttpRequest, key: str) -> HttpResponse:
     widget = WIDGETS[key]
     context, status = run_widget(widget, request, f"w-{key}")
     context["widget"] = widget
@@ -604,27 +605,27 @@ def _widget_page(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_GET
-def attention(request: HttpRequest) -> HttpResponse:
+def attention(request: HtmxHttpRequest) -> HttpResponse:
     return _widget_page(request, "attention")
 
 
 @require_GET
-def softmax(request: HttpRequest) -> HttpResponse:
+def softmax(request: HtmxHttpRequest) -> HttpResponse:
     return _widget_page(request, "softmax")
 
 
 @require_GET
-def norms(request: HttpRequest) -> HttpResponse:
+def norms(request: HtmxHttpRequest) -> HttpResponse:
     return _widget_page(request, "norms")
 
 
 @require_GET
-def adam(request: HttpRequest) -> HttpResponse:
+def adam(request: HtmxHttpRequest) -> HttpResponse:
     return _widget_page(request, "adam")
 
 
 @require_GET
-def rope(request: HttpRequest) -> HttpResponse:
+def rope(request: HtmxHttpRequest) -> HttpResponse:
     return _widget_page(request, "rope")
 
 

@@ -16,6 +16,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from platform.http import HtmxHttpRequest
+
 from . import services, tokens
 from .forms import SubscribeForm
 from .models import Issue, Subscriber
@@ -56,7 +58,7 @@ def _rate_limited(request: HttpRequest, email: str | None) -> bool:
 
 
 @require_http_methods(["GET", "POST"])
-def subscribe(request: HttpRequest) -> HttpResponse:
+def subscribe(request: HtmxHttpRequest) -> HttpResponse:
     """The sign-up page; POST (htmx from any box, or a plain form) signs up.
 
     The answer is the same for new, pending, confirmed and unsubscribed addresses.
@@ -153,7 +155,7 @@ def resubscribe(request: HttpRequest, token: str) -> HttpResponse:
     )
 
 
-def _account_answer(request: HttpRequest, message: str) -> HttpResponse:
+def _account_answer(request: HtmxHttpRequest, message: str) -> HttpResponse:
     if request.htmx:
         return render(
             request, "newsletter/_account.html", {"user": request.user, "nl_message": message}
@@ -164,7 +166,7 @@ def _account_answer(request: HttpRequest, message: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def account_subscribe(request: HttpRequest) -> HttpResponse:
+def account_subscribe(request: HtmxHttpRequest) -> HttpResponse:
     """Subscribe the learner's verified address at once (no confirmation mail needed)."""
     subscriber = services.subscribe_account(user=request.user)
     if subscriber is None:
@@ -174,7 +176,7 @@ def account_subscribe(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def account_unsubscribe(request: HttpRequest) -> HttpResponse:
+def account_unsubscribe(request: HtmxHttpRequest) -> HttpResponse:
     services.unsubscribe_account(user=request.user)
     return _account_answer(request, "Unsubscribed: no more letters.")
 

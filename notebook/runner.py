@@ -43,6 +43,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 PASSED = "passed"
 FAILED = "failed"
@@ -68,7 +69,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 @dataclass
 class RunResult:
-    status: str
+    status: str  # "" until _judge compares the output
     output: str = ""
     stderr: str = ""
     diff: str = ""
@@ -197,6 +198,7 @@ class _Sandbox:
                 self._user_setup(facts)
             self._limits(facts)
             if self.as_root:
+                assert self.uid is not None  # as_root always draws a uid
                 os.setgroups([])
                 os.setgid(self.uid)
                 os.setuid(self.uid)
@@ -242,6 +244,7 @@ class _Sandbox:
             _mount(f"/proc/self/fd/{held}", str(venv), None, MS_BIND | MS_REC, None)
             os.close(held)
         os.mkdir(self.workdir(), 0o700)
+        assert self.uid is not None  # as_root always draws a uid
         os.chown(self.workdir(), self.uid, self.uid)
         facts.append("fs=private")
 
@@ -385,7 +388,7 @@ def run_snippet(
         result.status = ERROR
         result.detail = "The sandbox could not be set up: " + "; ".join(contained)
         return result
-    if result.status is None:
+    if not result.status:
         killed = result.detail
         result = _judge(result, expected_output, memory_limit_mb)
         if killed:
@@ -400,13 +403,14 @@ def run_snippet(
 def _communicate(
     proc: subprocess.Popen, code: str, time_limit: float, cap: int, sandbox: _Sandbox
 ) -> RunResult:
+    assert proc.stdin is not None  # started with stdin, stdout and stderr pipes
     try:
         proc.stdin.write(code.encode())
         proc.stdin.close()
     except (BrokenPipeError, OSError):
         pass
     out, err = bytearray(), bytearray()
-    buffers = {proc.stdout: out, proc.stderr: err}
+    buffers: dict[Any, bytearray] = {proc.stdout: out, proc.stderr: err}
     selector = selectors.DefaultSelector()
     for stream in buffers:
         selector.register(stream, selectors.EVENT_READ)
@@ -428,7 +432,7 @@ def _communicate(
             detail = f"Stopped after {time_limit:g} s (time limit); every process was killed."
             break
         for key, _ in selector.select(timeout=min(remaining, 0.1)):
-            chunk = os.read(key.fileobj.fileno(), 65536)
+            chunk = os.read(key.fd, 65536)
             if not chunk:
                 selector.unregister(key.fileobj)
                 continue
@@ -448,7 +452,7 @@ def _communicate(
         sandbox.kill_everything(proc)
         proc.wait()
     return RunResult(
-        status=status,
+        status=status or "",
         output=bytes(out[:cap]).decode(errors="replace"),
         stderr=bytes(err[:cap]).decode(errors="replace"),
         detail=detail,

@@ -78,7 +78,7 @@ def queue_note_checks(*, notes: Iterable[Note]) -> int:
     queued = 0
     for note in notes:
         if note.checks.exists():
-            task.delay_on_commit(note.pk)
+            task.delay_on_commit(note.pk)  # type: ignore[attr-defined]  # a DjangoTask
             queued += 1
     return queued
 
@@ -97,5 +97,5 @@ def check_code_saved(*, check: SnippetCheck) -> bool:
         return False
     SnippetCheck.objects.filter(pk=check.pk).update(code_hash=new_hash)
     check.code_hash = new_hash
-    task.delay_on_commit(check.pk)
+    task.delay_on_commit(check.pk)  # type: ignore[attr-defined]  # a DjangoTask
     return True

@@ -6,7 +6,7 @@ from . import accounts, views
 admin.site.site_header = "From Scratch — editors"
 admin.site.site_title = "From Scratch admin"
 admin.site.index_title = "Write courses, notes and newsletter issues"
-admin.site.login = accounts.rate_limited_admin_login(admin.site.login)
+admin.site.login = accounts.rate_limited_admin_login(admin.site.login)  # type: ignore[method-assign]
 
 urlpatterns = [
     path("", views.home, name="home"),
