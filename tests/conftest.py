@@ -2,6 +2,7 @@
 
 pytest_plugins = [
     "tests.support.cache",
+    "tests.support.hashing",
     "tests.support.users",
     "tests.support.celery_worker",
     "tests.support.browser",
