@@ -186,10 +186,11 @@ def shared_worker(transactional_db, _session_worker) -> Worker:
     return _session_worker
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-django's own reordering
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the tests that use the shared worker last: while it is up, every task queued by any
     test would reach it, so no test that leaves tasks behind may run after it has started."""
-    shared = [item for item in items if "shared_worker" in getattr(item, "fixturenames", ())]
-    if shared:
-        rest = [item for item in items if item not in shared]
-        items[:] = rest + shared
+    uses = [("shared_worker" in getattr(item, "fixturenames", ()), item) for item in items]
+    items[:] = [item for shared, item in uses if not shared] + [
+        item for shared, item in uses if shared
+    ]
