@@ -12,7 +12,7 @@ PORT ?= 8000
 # SITE_URL yourself when a proxy serves it elsewhere.
 SITE_URL ?= http://$(HOST):$(PORT)
 
-.PHONY: run test install install-dev lint format bench clean
+.PHONY: run test test-fast install install-dev lint typecheck check format bench clean
 
 $(VENV)/.installed: requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11"; exit 1; }
@@ -50,9 +50,21 @@ run: install
 test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+## make test-fast: the inner loop, everything but the worker, browser and slow tests.
+test-fast: install-dev
+	$(PY) -m pytest -m "not worker and not browser and not slow" $(PYTEST_ARGS)
+
 lint: install-dev
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+
+## make typecheck: mypy with django-stubs over the apps (configured in pyproject.toml).
+typecheck: install-dev
+	$(PY) -m mypy
+
+## make check: what CI checks besides the tests.
+check: lint typecheck
+	$(PY) manage.py makemigrations --check --dry-run
 
 format: install-dev
 	$(PY) -m ruff format .

@@ -53,6 +53,7 @@ class CheckForm(forms.Form):
 
     def clean(self) -> dict:
         cleaned = super().clean()
+        assert cleaned is not None  # Form.clean returns cleaned_data
         foreign = _foreign_keys(self.data, _QUESTION_KEY, set(self.fields))
         if foreign:
             raise ValidationError("Some answers are for questions that are not in this chapter.")
@@ -103,6 +104,7 @@ class LabelForm(forms.Form):
 
     def clean(self) -> dict:
         cleaned = super().clean()
+        assert cleaned is not None  # Form.clean returns cleaned_data
         if _foreign_keys(self.data, _PART_KEY, set(self.fields)):
             raise ValidationError("Some roles are for parts that are not in this equation.")
         if not self.errors:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -418,7 +418,7 @@ class Choice(models.Model):
 
 
 class LearnerQuerySet(models.QuerySet):
-    def for_learner(self, learner: Learner | None) -> LearnerQuerySet:
+    def for_learner(self, learner: Learner | None) -> Self:
         """Rows of this learner only (a user, or an anonymous session key); none for nobody."""
         if learner is None:
             return self.none()
@@ -491,7 +491,7 @@ class QuizAttemptQuerySet(LearnerQuerySet):
             .select_related("question__chapter__course")
             .order_by("created_at", "id")
         )
-        return review_schedule(attempts)
+        return review_schedule(attempts)  # type: ignore[arg-type]
 
 
 class QuizAttempt(LearnerOwned):
@@ -604,4 +604,4 @@ class Walkthrough(models.Model):
         ordering = ["-updated_at"]
 
     def __str__(self) -> str:
-        return self.equation.title if self.equation_id else self.latex[:60]
+        return self.equation.title if self.equation else self.latex[:60]

@@ -180,7 +180,7 @@ class CorrectionAdmin(admin.ModelAdmin):
 class SnippetRunInline(admin.TabularInline):
     model = SnippetRun
     extra = 0
-    fields = ["started_at", "status", "duration", "detail"]
+    fields = ("started_at", "status", "duration", "detail")
     readonly_fields = fields
     ordering = ["-started_at"]
     show_change_link = True
@@ -224,7 +224,7 @@ class SnippetRunAdmin(admin.ModelAdmin):
         "output",
         "diff",
     ]
-    fields = readonly_fields
+    fields = tuple(readonly_fields)
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed
+from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed, SyndicationFeed
 
 from platform.rendering import render_markdown
 
@@ -28,7 +28,7 @@ def _authority() -> str:
 
 
 class NotesRssFeed(Feed):
-    feed_type = Rss201rev2Feed
+    feed_type: type[SyndicationFeed] = Rss201rev2Feed
     title = "From Scratch — notebook"
     description = (
         "Short dated notes on the mathematics of machine learning: derivations, code, bugs."
@@ -82,22 +82,22 @@ class TopicRssFeed(NotesRssFeed):
     def get_object(self, request, slug: str) -> Topic:
         return get_object_or_404(Topic, slug=slug)
 
-    def title(self, obj: Topic) -> str:
+    def title(self, obj: Topic) -> str:  # type: ignore[override]
         return f"From Scratch — notebook: {obj.name}"
 
-    def description(self, obj: Topic) -> str:
+    def description(self, obj: Topic) -> str:  # type: ignore[override]
         return obj.description or f"Notes on {obj.name}."
 
-    def link(self, obj: Topic) -> str:
+    def link(self, obj: Topic) -> str:  # type: ignore[override]
         return obj.get_absolute_url()
 
-    def feed_url(self, obj: Topic) -> str:
+    def feed_url(self, obj: Topic) -> str:  # type: ignore[override]
         return reverse("notebook:topic_feed_rss", kwargs={"slug": obj.slug})
 
     def categories(self, obj: Topic) -> list[str]:
         return [obj.name]
 
-    def items(self, obj: Topic):
+    def items(self, obj: Topic):  # type: ignore[override]
         return Note.objects.published().in_topic(obj).prefetch_related("topics")[:FEED_SIZE]
 
 
@@ -107,5 +107,5 @@ class TopicAtomFeed(TopicRssFeed):
     def subtitle(self, obj: Topic) -> str:
         return self.description(obj)
 
-    def feed_url(self, obj: Topic) -> str:
+    def feed_url(self, obj: Topic) -> str:  # type: ignore[override]
         return reverse("notebook:topic_feed_atom", kwargs={"slug": obj.slug})

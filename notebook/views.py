@@ -11,6 +11,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from platform.http import HtmxHttpRequest
+
 from .models import Note, NoteQuerySet, SnippetCheck, SnippetRun, Topic
 
 MAX_QUERY_LENGTH = 200
@@ -31,7 +33,7 @@ def _visible(request: HttpRequest) -> NoteQuerySet:
 
 
 @require_GET
-def index(request: HttpRequest) -> HttpResponse:
+def index(request: HtmxHttpRequest) -> HttpResponse:
     notes = _visible(request)
     kind = request.GET.get("kind", "")
     if kind:

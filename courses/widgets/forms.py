@@ -187,6 +187,7 @@ class AttentionForm(forms.Form):
 
     def clean(self):
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         if self.errors:
             return data
         shapes = {
@@ -263,6 +264,7 @@ class RopeForm(forms.Form):
 
     def clean(self):
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         if "d_k" in data and "heads" in data and data["d_k"] * data["heads"] > MAX_DIM:
             self.add_error(
                 "heads",

@@ -357,7 +357,7 @@ def _send_rows(issue: Issue, rows: list[Delivery], result: ChunkResult) -> None:
             try:
                 if smtp:
                     # One SMTP transaction with the prepared bytes; raises unless accepted.
-                    conn.connection.sendmail(
+                    conn.connection.sendmail(  # type: ignore[attr-defined]  # SMTP backend
                         mail.envelope_from,
                         [sanitize_address(subscriber.email, "utf-8")],
                         mail.raw(subscriber),

@@ -17,19 +17,6 @@ def chapter(db):
     return chapter
 
 
-def urls(chapter) -> dict[str, str]:
-    from django.urls import reverse
-
-    args = [chapter.course.slug, chapter.slug]
-    equation = chapter.equations.first()
-    return {
-        "page": chapter.get_absolute_url(),
-        "check": reverse("courses:check", args=args),
-        "finish": reverse("courses:finish", args=args),
-        "label": reverse("courses:label", args=[*args, equation.pk]) if equation else "",
-    }
-
-
 @pytest.fixture
 def demo_notes():
     """Stand-ins (made by a factory) for the notebook notes the demo chapters link to, so the

@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 
 from courses.models import ChapterProgress, LabelAttempt, QuizAttempt
+from tests.support.chapters import urls
 
-from .conftest import urls
 from .factories import (
     ChapterFactory,
     EquationFactory,

@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 
 from courses.models import Choice
+from tests.support.chapters import urls
 
-from .conftest import urls
 from .factories import ChapterFactory, right
 
 pytestmark = pytest.mark.django_db

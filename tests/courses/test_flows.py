@@ -10,8 +10,8 @@ from django.urls import reverse
 
 from courses.learners import ANON_KEY
 from courses.models import ChapterProgress, LabelAttempt, QuizAttempt
+from tests.support.chapters import urls
 
-from .conftest import urls
 from .factories import right, wrong
 
 pytestmark = pytest.mark.django_db

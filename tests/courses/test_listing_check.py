@@ -1,13 +1,12 @@
 """A code listing is run in the sandbox; the chapter page says whether it printed its output."""
 
-import time
-
 import pytest
 from django.urls import reverse
 
 from courses import services
 from courses.models import CodeListing
 from tests.courses.factories import ChapterFactory, CodeListingFactory
+from tests.support.waiting import wait_until
 
 PASSING = "import numpy as np\nprint(np.arange(3).sum())\n"
 
@@ -55,20 +54,19 @@ def test_listing_in_another_language_is_not_run():
 
 
 @pytest.mark.worker
-def test_admin_action_checks_listings_with_a_real_worker(start_worker, editor_client):
+def test_admin_action_checks_listings_with_a_real_worker(shared_worker, editor_client):
     chapter = ChapterFactory()
     listing = CodeListingFactory(chapter=chapter, source=PASSING, expected_output="3\n")
-    start_worker()
     response = editor_client.post(
         reverse("admin:courses_chapter_changelist"),
         {"action": "check_listings", "_selected_action": [str(chapter.pk)]},
     )
     assert response.status_code == 302
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def checked() -> bool:
         listing.refresh_from_db()
-        if listing.checked_at is not None:
-            break
-        time.sleep(0.3)
+        return listing.checked_at is not None
+
+    wait_until(checked, timeout=60, interval=0.3, message=shared_worker.log)
     assert listing.check_status == "passed"
     assert CodeListing.objects.get(pk=listing.pk).check_passed

@@ -10,12 +10,13 @@ from __future__ import annotations
 import email
 import socket
 import threading
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from email import policy
 
 from aiosmtpd.controller import Controller
+
+from tests.support.waiting import wait_until
 
 
 def free_port() -> int:
@@ -67,11 +68,12 @@ class Recorder:
             return Counter(addr.lower() for item in self.received for addr in item.rcpt)
 
     def wait_for(self, count: int, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while self.count < count:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"only {self.count} of {count} messages arrived")
-            time.sleep(0.02)
+        wait_until(
+            lambda: self.count >= count,
+            timeout=timeout,
+            interval=0.02,
+            message=lambda: f"only {self.count} of {count} messages arrived",
+        )
 
 
 class SmtpServer:

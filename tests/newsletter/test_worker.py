@@ -22,9 +22,11 @@ from newsletter import tasks
 from newsletter.models import Delivery, Issue
 from newsletter.services import schedule, sending
 from tests.factories import UserFactory
-from tests.newsletter.conftest import needs_redis, wait_for_status, worker_env
 from tests.newsletter.factories import IssueFactory, SubscriberFactory, confirmed_subscribers
 from tests.newsletter.smtp import free_port
+from tests.support.celery_worker import needs_redis
+from tests.support.newsletter import sending_env, wait_for_status
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]
 
@@ -49,7 +51,7 @@ def test_send_to_500_arrives_exactly_once(start_worker, smtp_server, fast_settin
     pending = SubscriberFactory.create_batch(10, status="pending")
     gone = SubscriberFactory.create_batch(10, status="unsubscribed")
     issue = IssueFactory(subject="Five hundred")
-    worker = start_worker(concurrency=2, env=worker_env(smtp_server))
+    worker = start_worker(concurrency=2, env=sending_env(smtp_server))
     assert sending.start_send(issue_id=issue.pk, queue_chunk=tasks.queue_chunk) == 500
     wait_for_status(issue, {"sent", "failed"}, 120, worker)
 
@@ -73,7 +75,7 @@ def test_temporary_refusals_retried_permanent_recorded(
     rec.refuse["r2@example.com"] = ["421 4.7.0 Too busy, closing"]  # also drops the connection
     rec.refuse_always["r3@example.com"] = "550 5.1.1 No such user"
     issue = IssueFactory()
-    worker = start_worker(concurrency=2, env=worker_env(smtp_server))
+    worker = start_worker(concurrency=2, env=sending_env(smtp_server))
     sending.start_send(issue_id=issue.pk, queue_chunk=tasks.queue_chunk)
     wait_for_status(issue, {"sent", "failed"}, 90, worker)
 
@@ -105,7 +107,7 @@ def test_sigkill_worker_mid_send_loses_nobody(start_worker, smtp_server, fast_se
     confirmed = confirmed_subscribers(2000)
     issue = IssueFactory(subject="Two thousand")
     schedule.ensure_periodic_tasks(sweep_every=2)
-    env = worker_env(smtp_server)
+    env = sending_env(smtp_server)
     rec = smtp_server.recorder
     rec.keep_content = False
     first = start_worker(concurrency=2, env=env)
@@ -164,14 +166,14 @@ class PrivateRedis:
              "--appendonly", "no", "--dir", str(self.workdir)],
             stdout=subprocess.DEVNULL,
         )  # fmt: skip
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise TimeoutError("redis-server did not start")
+        wait_until(self._answers, timeout=10, interval=0.05, message="redis-server did not start")
+
+    def _answers(self) -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+        except OSError:
+            return False
+        return True
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -190,7 +192,7 @@ def test_redis_restart_mid_send_completes(start_worker, smtp_server, fast_settin
         rec = smtp_server.recorder
         rec.keep_content = False
         worker = start_worker(
-            concurrency=2, env=worker_env(smtp_server, REDIS_URL=redis.url), args=["-B"]
+            concurrency=2, env=sending_env(smtp_server, REDIS_URL=redis.url), args=["-B"]
         )
         from platform.celery import app
 

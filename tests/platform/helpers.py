@@ -7,7 +7,8 @@ import secrets
 import subprocess
 import sys
 
-from tests.conftest import ROOT, worker_env
+from tests.support import ROOT
+from tests.support.celery_worker import worker_env
 
 PRODUCTION_ENV = {
     "DEBUG": "0",

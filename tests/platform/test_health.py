@@ -5,8 +5,8 @@ import socket
 
 import pytest
 
-from tests.conftest import worker_env
 from tests.platform.helpers import fetch
+from tests.support.celery_worker import worker_env
 
 
 @pytest.mark.django_db

@@ -4,6 +4,8 @@ import pytest
 from django.contrib.auth.models import Group, Permission
 from django.urls import reverse
 
+from tests.support import ROOT
+
 
 @pytest.mark.django_db
 def test_home_page_has_landmarks_navigation_and_htmx(client):
@@ -32,7 +34,14 @@ def test_home_page_shows_account_links_when_signed_in(learner_client):
 @pytest.mark.django_db
 def test_unknown_page_is_a_friendly_404(client):
     response = client.get("/no/such/page/")
+    body = response.content.decode()
     assert response.status_code == 404
+    assert "<title>Not found · From Scratch</title>" in body
+    assert "<h1>Nothing here</h1>" in body
+    # The site's own page, with its navigation, and a way on from here.
+    assert '<a class="skip-link" href="#main">Skip to content</a>' in body
+    assert f'<a href="{reverse("courses:index")}">courses</a>' in body
+    assert f'<a href="{reverse("notebook:index")}">notebook</a>' in body
 
 
 @pytest.mark.django_db
@@ -50,11 +59,8 @@ def test_admin_is_branded_for_editors(editor_client):
     assert "From Scratch — editors" in body
 
 
-@pytest.mark.django_db
-def test_static_math_font_is_served_locally(client):
-    css = (
-        __import__("pathlib").Path(__file__).resolve().parents[2]
-        / "platform/static/platform/site.css"
-    ).read_text()
+def test_site_css_declares_the_local_math_font_and_a_dark_scheme():
+    """What the stylesheet says; tests/platform/test_browser.py checks the browser fetches it."""
+    css = (ROOT / "platform/static/platform/site.css").read_text()
     assert 'url("fonts/latinmodern-math.woff2")' in css
     assert "prefers-color-scheme: dark" in css

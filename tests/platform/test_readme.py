@@ -2,7 +2,7 @@
 
 import re
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 
 def test_readme_documents_every_environment_variable():

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 
 import platform
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 
 def test_platform_shim_forwards_stdlib_functions():

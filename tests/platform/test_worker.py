@@ -7,12 +7,11 @@ import uuid
 import pytest
 
 from platform.tasks import ping
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 
 @pytest.mark.worker
-def test_worker_runs_task_queued_from_django(start_worker):
-    start_worker()
+def test_worker_runs_task_queued_from_django(shared_worker):
     token = uuid.uuid4().hex
     result = ping.delay(token)
     assert result.get(timeout=60)["token"] == token
