@@ -16,7 +16,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import ROOT, worker_env
+from tests.support import ROOT
+from tests.support.celery_worker import worker_env
 
 
 def _free_port() -> int:
