@@ -28,13 +28,9 @@ def _page(request: HttpRequest, notes: NoteQuerySet) -> Page:
         raise Http404("No such page of notes.") from exc
 
 
-def _visible(request: HttpRequest) -> NoteQuerySet:
-    return Note.objects.published()
-
-
 @require_GET
 def index(request: HtmxHttpRequest) -> HttpResponse:
-    notes = _visible(request)
+    notes = Note.objects.published()
     kind = request.GET.get("kind", "")
     if kind:
         if kind not in Note.Kind.values:
@@ -62,7 +58,7 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 def topic(request: HttpRequest, slug: str) -> HttpResponse:
     topic = get_object_or_404(Topic, slug=slug)
-    page = _page(request, _visible(request).in_topic(topic).with_marks())
+    page = _page(request, Note.objects.published().in_topic(topic).with_marks())
     return render(
         request, "notebook/topic.html", {"topic": topic, "page": page, "notes": page.object_list}
     )
@@ -97,6 +93,6 @@ def search(request: HttpRequest) -> HttpResponse:
     query = " ".join(request.GET.get("q", "").split())[:MAX_QUERY_LENGTH]
     page = None
     if query:
-        page = _page(request, _visible(request).search(query).with_marks())
+        page = _page(request, Note.objects.published().search(query).with_marks())
     context = {"query": query, "page": page, "notes": page.object_list if page else []}
     return render(request, "notebook/search.html", context)

@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -24,8 +23,9 @@ from notebook import services
 from notebook.models import SnippetRun
 from platform import sandbox as runner
 from tests.notebook.factories import SnippetCheckFactory
+from tests.support import ROOT
+from tests.support.waiting import wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
 AS_ROOT = os.geteuid() == 0
 MB = 1024 * 1024
 
@@ -736,20 +736,22 @@ def test_sandbox_dies_with_a_killed_worker():
     )
     worker = subprocess.Popen([sys.executable, "-c", script])
     memory = dirs["memory"]
+
+    def procs() -> list[str]:
+        groups = list(memory.glob(f"snippet-{worker.pid}-*"))
+        return (groups[0] / "cgroup.procs").read_text().split() if groups else []
+
     try:
-        for _ in range(300):  # wait until the run's two sleepers are in their cgroup
-            groups = list(memory.glob(f"snippet-{worker.pid}-*"))
-            procs = (groups[0] / "cgroup.procs").read_text().split() if groups else []
-            if len(procs) >= 4:  # bwrap, its init, the snippet and its child
-                break
-            time.sleep(0.05)
-        assert groups and len(procs) >= 4, procs
+        # Wait until bwrap, its init, the snippet and its child are all in the run's cgroup.
+        wait_until(
+            lambda: len(procs()) >= 4, timeout=15, interval=0.05, message=lambda: str(procs())
+        )
+        groups = list(memory.glob(f"snippet-{worker.pid}-*"))
         worker.kill()
         worker.wait()
-        for _ in range(100):
-            if not (groups[0] / "cgroup.procs").read_text().split():
-                break
-            time.sleep(0.05)
+        wait_until(
+            lambda: not (groups[0] / "cgroup.procs").read_text().split(), timeout=5, interval=0.05
+        )
         assert (groups[0] / "cgroup.procs").read_text().split() == []
     finally:
         worker.kill()
