@@ -141,7 +141,7 @@ class ChapterAdmin(admin.ModelAdmin):
     def check_listings(self, request, queryset) -> None:
         ids = list(CodeListing.objects.filter(chapter__in=queryset).values_list("pk", flat=True))
         for pk in ids:
-            tasks.check_listing.delay_on_commit(pk)
+            tasks.check_listing.delay_on_commit(pk)  # type: ignore[attr-defined]  # a DjangoTask
         self.message_user(request, f"{len(ids)} listing check(s) queued; results show on the page.")
 
     @admin.display(description="page")
@@ -177,7 +177,7 @@ class EquationAdmin(admin.ModelAdmin):
 
     @admin.display(description="parts", ordering="part_count")
     def part_count(self, obj: Equation) -> int:
-        return obj.part_count
+        return obj.part_count  # type: ignore[attr-defined]  # annotated by get_queryset
 
 
 class ChoiceFormSet(forms.BaseInlineFormSet):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from django.http import HttpRequest
 
@@ -20,7 +21,7 @@ class Learner:
     user_id: int | None = None
     anon_key: str = ""
 
-    def owner_fields(self) -> dict[str, object]:
+    def owner_fields(self) -> dict[str, Any]:
         """Field values that make a new row belong to this learner."""
         if self.user_id is not None:
             return {"user_id": self.user_id, "anon_key": ""}

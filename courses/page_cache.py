@@ -87,7 +87,10 @@ class ChapterVersion(NamedTuple):
 @cache_function
 def templates_fingerprint() -> str:
     """Changes when a template of the page changes, so a deploy never serves old markup."""
-    sources = "".join(get_template(name).template.source for name in PAGE_TEMPLATES)
+    sources = "".join(
+        get_template(name).template.source  # type: ignore[attr-defined]  # the engine's Template
+        for name in PAGE_TEMPLATES
+    )
     return hashlib.sha256(sources.encode()).hexdigest()[:12]
 
 

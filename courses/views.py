@@ -7,6 +7,7 @@ htmx requests get the matching partial of the same template (``chapter.html#chec
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -18,6 +19,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
+
+from platform.http import HtmxHttpRequest
 
 from . import page_cache, services
 from .forms import CheckForm, FinishForm, LabelForm
@@ -119,7 +122,7 @@ def _chapter_context(
     state: LearnerState,
     *,
     check_form: CheckForm | None = None,
-    check_results: list[services.AnswerResult] = (),
+    check_results: Sequence[services.AnswerResult] = (),
     label_forms: dict[int, LabelForm] | None = None,
     label_results: dict[int, list[services.PartResult]] | None = None,
     finish_error: str = "",
@@ -134,21 +137,21 @@ def _chapter_context(
         form = label_forms.get(equation.pk)
         picked = form.selected() if form else {}
         results = {r.part.pk: r for r in label_results.get(equation.pk, ())}
-        equation.rows = [
+        equation.rows = [  # type: ignore[attr-defined]
             {"part": part, "selected": picked.get(part.pk, ""), "result": results.get(part.pk)}
             for part in equation.parts.all()
         ]
-        equation.label_error = _first_error(form) if form is not None and form.errors else ""
-        equation.label_score = sum(1 for r in results.values() if r.correct)
+        equation.label_error = _first_error(form) if form is not None and form.errors else ""  # type: ignore[attr-defined]
+        equation.label_score = sum(1 for r in results.values() if r.correct)  # type: ignore[attr-defined]
     questions = list(chapter.questions.all())
     done = state.done
     picked = check_form.selected() if check_form else {}
     results = {r.question.pk: r for r in check_results}
     for number, question in enumerate(questions, start=1):
-        question.number = number
-        question.done = question.pk in done
-        question.selected = picked.get(question.pk)
-        question.result = results.get(question.pk)
+        question.number = number  # type: ignore[attr-defined]
+        question.done = question.pk in done  # type: ignore[attr-defined]
+        question.selected = picked.get(question.pk)  # type: ignore[attr-defined]
+        question.result = results.get(question.pk)  # type: ignore[attr-defined]
     siblings = list(Chapter.objects.published().filter(course=course).only("slug", "title"))
     for sibling in siblings:
         sibling.course = course
@@ -161,12 +164,12 @@ def _chapter_context(
         "prerequisites": [c for c in chapter.prerequisites.all() if c.is_visible],
         "chapter_symbols": list(chapter.chapter_symbols.all()),
         "equations": equations,
-        "label_equations": [e for e in equations if e.rows],
+        "label_equations": [e for e in equations if e.rows],  # type: ignore[attr-defined]
         "listings": list(chapter.listings.all()),
         "related_chapters": [c for c in chapter.related_chapters.all() if c.is_visible],
-        "related_notes": chapter.published_related_notes,  # set by Chapter.objects.for_page()
+        "related_notes": chapter.published_related_notes,  # type: ignore[attr-defined]  # set by Chapter.objects.for_page()
         "questions": questions,
-        "done_count": sum(1 for q in questions if q.done),
+        "done_count": sum(1 for q in questions if q.done),  # type: ignore[attr-defined, misc]
         "check_error": _first_error(check_form) if check_form is not None else "",
         "check_answered": bool(check_results),
         "progress": state.progress,
@@ -197,7 +200,7 @@ def _first_error(form) -> str:
 
 
 def _render_chapter(
-    request: HttpRequest, partial: str, context: dict, *, status: int = 200
+    request: HtmxHttpRequest, partial: str, context: dict, *, status: int = 200
 ) -> HttpResponse:
     """The fragment for htmx, else the whole page (forms work with JavaScript off)."""
     if request.htmx:
@@ -211,7 +214,7 @@ def _page(request: HttpRequest, chapter: Chapter, body: str, *, status: int = 20
     return render(request, CHAPTER_TEMPLATE, context, status=status)
 
 
-def _refused(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
+def _refused(request: HtmxHttpRequest, message: str, *, status: int) -> HttpResponse:
     """A 4xx answer that says what went wrong: a fragment for htmx, a page otherwise."""
     template = "courses/refused.html#message" if request.htmx else "courses/refused.html"
     return render(request, template, {"message": message}, status=status)
@@ -265,10 +268,12 @@ def chapter_detail(request: HttpRequest, course_slug: str, chapter_slug: str) ->
 
 
 NOT_PUBLISHED = "This chapter is not published, so nothing can be saved for it."
+# current_learner(create=True) needs request.session to keep an anonymous learner's key in.
+NO_SESSION = "This request has no session, so nothing can be saved for it."
 
 
 @require_POST
-def check_answers(request: HttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse:
+def check_answers(request: HtmxHttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse:
     """Grade one question (``only``) or every answered question of the chapter's check."""
     chapter = _published_chapter(course_slug, chapter_slug)
     if chapter is None:
@@ -279,6 +284,8 @@ def check_answers(request: HttpRequest, course_slug: str, chapter_slug: str) -> 
         context = _chapter_context(chapter, state, check_form=form)
         return _render_chapter(request, "check_section", context, status=400)
     learner = current_learner(request, create=True)
+    if learner is None:
+        return _refused(request, NO_SESSION, status=400)
     results = services.answer_questions(
         learner=learner, chapter=chapter, answers=form.cleaned_data["answers"]
     )
@@ -289,7 +296,7 @@ def check_answers(request: HttpRequest, course_slug: str, chapter_slug: str) -> 
 
 @require_POST
 def label_parts(
-    request: HttpRequest, course_slug: str, chapter_slug: str, equation_id: int
+    request: HtmxHttpRequest, course_slug: str, chapter_slug: str, equation_id: int
 ) -> HttpResponse:
     """Check the roles picked for every part of one equation."""
     chapter = _published_chapter(course_slug, chapter_slug)
@@ -307,6 +314,8 @@ def label_parts(
         context["equation"] = next(e for e in context["equations"] if e.pk == equation.pk)
         return _render_chapter(request, "label_form", context, status=400)
     learner = current_learner(request, create=True)
+    if learner is None:
+        return _refused(request, NO_SESSION, status=400)
     equation.chapter = chapter
     results = services.label_parts(
         learner=learner, equation=equation, roles=form.cleaned_data["roles"]
@@ -322,7 +331,7 @@ def label_parts(
 
 
 @require_POST
-def finish_chapter(request: HttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse:
+def finish_chapter(request: HtmxHttpRequest, course_slug: str, chapter_slug: str) -> HttpResponse:
     """Mark the chapter finished, or not finished again."""
     chapter = _published_chapter(course_slug, chapter_slug)
     if chapter is None:
@@ -333,6 +342,8 @@ def finish_chapter(request: HttpRequest, course_slug: str, chapter_slug: str) ->
         context = _chapter_context(chapter, state, finish_error=_first_error(form))
         return _render_chapter(request, "finish_box", context, status=400)
     learner = current_learner(request, create=True)
+    if learner is None:
+        return _refused(request, NO_SESSION, status=400)
     services.set_finished(learner=learner, chapter=chapter, finished=form.cleaned_data["finished"])
     context = _chapter_context(chapter, LearnerState.read(request, learner, chapter))
     return _render_chapter(request, "finish_box", context)
@@ -447,7 +458,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     continue_chapter = None
     if latest is not None:
         course = latest.chapter.course
-        continue_chapter = latest.chapter if latest.finished_at is None else course.next_chapter
+        continue_chapter = latest.chapter if latest.finished_at is None else course.next_chapter  # type: ignore[attr-defined]
     reviews = QuizAttempt.objects.for_learner(learner).reviews()
     walkthroughs: list[Walkthrough] = []
     if request.user.is_authenticated:

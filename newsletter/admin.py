@@ -21,6 +21,8 @@ from django.utils.decorators import method_decorator
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
+from platform.http import AuthenticatedHttpRequest
+
 from . import emails, tasks
 from .models import Delivery, Issue, Subscriber
 from .services import composing, sending
@@ -37,7 +39,7 @@ class IssueForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         if "status" in self.fields:
-            self.fields["status"].choices = [
+            self.fields["status"].choices = [  # type: ignore[attr-defined]  # a ChoiceField
                 (Issue.Status.DRAFT, "draft"),
                 (
                     Issue.Status.SCHEDULED,
@@ -47,6 +49,7 @@ class IssueForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
+        assert data is not None  # ModelForm.clean returns cleaned_data
         if data.get("status") == Issue.Status.SCHEDULED and not data.get("send_at"):
             self.add_error("send_at", "A scheduled issue needs a send time.")
         return data
@@ -138,7 +141,7 @@ class IssueAdmin(admin.ModelAdmin):
         return HttpResponse(self.progress_html(request, self.progress_context(issue)))
 
     @method_decorator(require_GET)
-    def preview_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+    def preview_view(self, request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         """The HTML part as the editor would receive it."""
         issue = self._issue(request, pk)
         reader = Subscriber.objects.for_email(request.user.email).first() or Subscriber(
@@ -150,16 +153,16 @@ class IssueAdmin(admin.ModelAdmin):
             body, content_type="text/html" if request.GET.get("part") != "text" else "text/plain"
         )
         # Email HTML styles itself inline; allow that on this admin-only page, nothing more.
-        response._csp_update = {"style-src": ["'unsafe-inline'"]}
+        response._csp_update = {"style-src": ["'unsafe-inline'"]}  # type: ignore[attr-defined]
         return response
 
     @method_decorator(require_POST)
-    def send_test_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+    def send_test_view(self, request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         issue = self._issue(request, pk, change=True)
         self._send_test(request, issue)
         return self._back(issue)
 
-    def _send_test(self, request: HttpRequest, issue: Issue) -> None:
+    def _send_test(self, request: AuthenticatedHttpRequest, issue: Issue) -> None:
         try:
             composing.send_test(issue=issue, to_email=request.user.email)
         except (smtplib.SMTPException, OSError) as exc:

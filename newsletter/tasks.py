@@ -20,7 +20,10 @@ log = logging.getLogger(__name__)
 
 def queue_chunk(issue_id: int, first_id: int, last_id: int, *, countdown: int = 0) -> None:
     """Publish one ``send_chunk`` message: how the sending services hand out work."""
-    send_chunk.apply_async((issue_id, first_id, last_id), countdown=countdown or None)
+    if countdown:
+        send_chunk.apply_async((issue_id, first_id, last_id), countdown=countdown)
+    else:
+        send_chunk.apply_async((issue_id, first_id, last_id))
 
 
 @shared_task(

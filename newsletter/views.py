@@ -17,6 +17,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from platform.accounts import client_ip
+from platform.http import HtmxHttpRequest
 
 from . import tokens
 from .forms import SubscribeForm
@@ -59,7 +60,7 @@ def _rate_limited(request: HttpRequest, email: str | None) -> bool:
 
 
 @require_http_methods(["GET", "POST"])
-def subscribe(request: HttpRequest) -> HttpResponse:
+def subscribe(request: HtmxHttpRequest) -> HttpResponse:
     """The sign-up page; POST (htmx from any box, or a plain form) signs up.
 
     The answer is the same for new, pending, confirmed and unsubscribed addresses.
@@ -157,7 +158,7 @@ def resubscribe(request: HttpRequest, token: str) -> HttpResponse:
     )
 
 
-def _account_answer(request: HttpRequest, message: str) -> HttpResponse:
+def _account_answer(request: HtmxHttpRequest, message: str) -> HttpResponse:
     if request.htmx:
         return render(
             request, "newsletter/_account.html", {"user": request.user, "nl_message": message}
@@ -168,7 +169,7 @@ def _account_answer(request: HttpRequest, message: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def account_subscribe(request: HttpRequest) -> HttpResponse:
+def account_subscribe(request: HtmxHttpRequest) -> HttpResponse:
     """Subscribe the learner's verified address at once (no confirmation mail needed)."""
     subscriber = subscriptions.subscribe_account(user=request.user)
     if subscriber is None:
@@ -178,7 +179,7 @@ def account_subscribe(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def account_unsubscribe(request: HttpRequest) -> HttpResponse:
+def account_unsubscribe(request: HtmxHttpRequest) -> HttpResponse:
     subscriptions.unsubscribe_account(user=request.user)
     return _account_answer(request, "Unsubscribed: no more letters.")
 

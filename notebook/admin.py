@@ -160,7 +160,7 @@ class NoteAdmin(SimpleHistoryAdmin):
     def run_snippet_checks(self, request: HttpRequest, queryset: QuerySet) -> None:
         ids = list(queryset.filter(checks__isnull=False).distinct().values_list("pk", flat=True))
         for pk in ids:
-            tasks.run_note_checks.delay_on_commit(pk)
+            tasks.run_note_checks.delay_on_commit(pk)  # type: ignore[attr-defined]  # a DjangoTask
         queued = len(ids)
         skipped = queryset.count() - queued
         msg = f"Queued snippet checks for {queued} note(s)."

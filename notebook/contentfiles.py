@@ -133,7 +133,8 @@ def export(directory: Path) -> None:
     directory = Path(directory)
     topics = []
     for topic in Topic.objects.order_by("slug"):
-        entry = {"slug": topic.slug, "name": topic.name}
+        # One type for this name and the checks' entries below (their packages are a list).
+        entry: dict[str, Any] = {"slug": topic.slug, "name": topic.name}
         if topic.description:
             entry["description"] = _text(topic.description)
         topics.append(entry)
@@ -376,7 +377,7 @@ def _upsert(
     keys: dict[str, str],
 ) -> Any:
     """The row matching ``lookup``, created or updated to ``values`` (saved only if it differs)."""
-    obj = model.objects.filter(**lookup).first()
+    obj = model._default_manager.filter(**lookup).first()
     if obj is None:
         return _create(model, {**lookup, **values}, file, keys)
     _update(obj, values, file, keys)

@@ -12,4 +12,4 @@ def check_saved(sender, instance: SnippetCheck, raw: bool = False, **kwargs) -> 
     if raw:  # loaddata: fixtures carry their own hashes
         return
     if services.store_code_hash(check=instance):
-        tasks.run_check.delay_on_commit(instance.pk)
+        tasks.run_check.delay_on_commit(instance.pk)  # type: ignore[attr-defined]  # a DjangoTask

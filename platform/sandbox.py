@@ -99,7 +99,7 @@ def current_config() -> SandboxConfig:
 
 @dataclass
 class RunResult:
-    status: str
+    status: str  # "" until _judge compares the output
     output: str = ""
     stderr: str = ""
     diff: str = ""
@@ -733,9 +733,9 @@ def run_snippet(
 
     if report is None:  # the snippet never started: bwrap or the interpreter failed first
         message = (result.stderr.strip().splitlines() or [f"exit status {result.exit_code}"])[0]
-        if result.status is None and message.startswith("bwrap:"):
+        if not result.status and message.startswith("bwrap:"):
             return _unavailable(message)
-        if result.status is None:
+        if not result.status:
             return _unavailable(f"the interpreter did not start in the sandbox: {message}")
         return result
     result.network_isolated = True
@@ -750,7 +750,7 @@ def run_snippet(
             sandbox_uid=result.sandbox_uid,
             duration=result.duration,
         )
-    if result.status is None:
+    if not result.status:
         killed = result.detail
         result = _judge(result, expected_output, memory_limit_mb, oom_kills)
         if killed:
@@ -836,6 +836,8 @@ def _kill(proc: subprocess.Popen, cgroup: _Cgroup) -> None:
     cgroup.kill_all()
     proc.wait()
     for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is None:
+            continue
         with contextlib.suppress(OSError):
             stream.close()
 
@@ -848,6 +850,10 @@ def _communicate(
     report_fd: int,
     cgroup: _Cgroup,
 ) -> tuple[RunResult, dict | None]:
+    if proc.stdin is None or proc.stdout is None or proc.stderr is None:
+        raise ValueError(
+            "the snippet's process must be started with stdin, stdout and stderr pipes"
+        )
     try:
         proc.stdin.write(code.encode())
         proc.stdin.close()
@@ -904,7 +910,7 @@ def _communicate(
     if exit_code is not None and 128 < exit_code <= 128 + 64:  # bwrap's way of saying "signal N"
         exit_code = 128 - exit_code
     result = RunResult(
-        status=status,
+        status=status or "",
         output=bytes(out[:cap]).decode(errors="replace"),
         stderr=bytes(err[:cap]).decode(errors="replace"),
         detail=detail,

@@ -7,7 +7,7 @@ admin.site.site_header = "From Scratch — editors"
 admin.site.site_title = "From Scratch admin"
 admin.site.index_title = "Write courses, notes and newsletter issues"
 admin.site.login_form = accounts.AdminLoginForm
-admin.site.login = accounts.too_many_attempts_is_429(admin.site.login)
+admin.site.login = accounts.too_many_attempts_is_429(admin.site.login)  # type: ignore[method-assign]
 
 urlpatterns = [
     path("", views.home, name="home"),

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET
 from courses.widgets.explorer import Decoded, decode, load_symbols
 from courses.widgets.forms import MAX_LATEX, DecodeForm, form_errors, too_large
 from courses.widgets.registry import WIDGETS, run_widget
+from platform.http import HtmxHttpRequest
 from platform.rendering import render_markdown, render_math
 
 FRAGMENT_MAX_AGE = 60 * 60 * 24
@@ -29,7 +30,7 @@ PAGE_MAX_AGE = 60
 EXPLORER_MAX_AGE = 5 * 60
 
 
-def cacheable(request: HttpRequest, response: HttpResponse, max_age: int) -> HttpResponse:
+def cacheable(request: HtmxHttpRequest, response: HttpResponse, max_age: int) -> HttpResponse:
     """Fragments public for ``max_age`` seconds, full pages private for a minute."""
     patch_vary_headers(response, ["HX-Request"])
     if request.htmx:
@@ -40,7 +41,7 @@ def cacheable(request: HttpRequest, response: HttpResponse, max_age: int) -> Htt
 
 
 @require_GET
-def widget(request: HttpRequest, key: str) -> HttpResponse:
+def widget(request: HtmxHttpRequest, key: str) -> HttpResponse:
     """The widget registered under ``key``: its form and result, or the result alone for htmx."""
     found = WIDGETS.get(key)
     if found is None:
@@ -83,7 +84,7 @@ def entry_rows(decoded: Decoded) -> list[dict[str, Any]]:
 
 
 @require_GET
-def explorer(request: HttpRequest) -> HttpResponse:
+def explorer(request: HtmxHttpRequest) -> HttpResponse:
     """Decode box: render a pasted equation and name every token (GET ?latex=…)."""
     context: dict[str, Any] = {"errors": [], "decoded": None}
     status = 200

@@ -106,7 +106,7 @@ def start_send(*, issue_id: int, queue_chunk: QueueChunk | None) -> int:
 
 
 def _ranges(ids: Iterable[int], size: int) -> Iterator[tuple[int, int]]:
-    first = last = None
+    first = last = 0  # set from the first id before anything is yielded
     count = 0
     for pk in ids:
         if count == 0:
