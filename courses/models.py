@@ -321,7 +321,7 @@ class EquationPart(models.Model):
 
 class CodeListing(models.Model):
     class CheckStatus(models.TextChoices):
-        """The verdict of the last sandboxed run (the runner's statuses), or none yet."""
+        """The verdict of the last sandboxed run (the sandbox's statuses), or none yet."""
 
         NOT_CHECKED = "", "not checked"
         PASSED = "passed", "passed"

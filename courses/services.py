@@ -9,6 +9,8 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from platform import sandbox
+
 from .learners import Learner
 from .models import (
     Chapter,
@@ -239,20 +241,18 @@ def _latest_of(a: datetime | None, b: datetime | None) -> datetime | None:
 
 
 def check_listing(*, listing: CodeListing) -> CodeListing:
-    """Run a Python listing in the notebook's sandbox and keep whether it prints its output.
+    """Run a Python listing in the snippet sandbox and keep whether it prints its output.
 
-    Side effects: starts a contained child process (notebook/runner.py); saves the listing's
-    check_status, checked_at and check_detail (which moves the chapter's version through
-    signals, so cached pages show the new result). Never raises for what the code does.
+    Side effects: runs the code in the bubblewrap sandbox (platform/sandbox.py); saves the
+    listing's check_status, checked_at and check_detail (which moves the chapter's version
+    through signals, so cached pages show the new result). Never raises for what the code does.
     """
     from django.conf import settings
 
-    from platform import sandbox as runner
-
     if listing.language.lower() not in ("python", "py", "python3"):
-        result = runner.RunResult(status=runner.NOT_RUN, detail="Only Python listings are run.")
+        result = sandbox.RunResult(status=sandbox.NOT_RUN, detail="Only Python listings are run.")
     else:
-        result = runner.run_snippet(
+        result = sandbox.run_snippet(
             listing.source,
             expected_output=listing.expected_output,
             time_limit=settings.SNIPPET_TIME_LIMIT,

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from platform import sandbox as runner
+from platform import sandbox
 
 from .models import Note, SnippetCheck, SnippetRun
 
@@ -27,13 +27,13 @@ def run_check(
 ) -> SnippetRun:
     """Run one check in the sandbox and keep the run.
 
-    Side effects: starts a contained child process (notebook/runner.py); creates a SnippetRun;
-    points ``check.latest_run`` at it and stores the check's current code hash (so Verified
-    reflects this run). Never raises for anything the snippet does.
+    Side effects: runs the code in the bubblewrap sandbox (platform/sandbox.py); creates a
+    SnippetRun; points ``check.latest_run`` at it and stores the check's current code hash (so
+    Verified reflects this run). Never raises for anything the snippet does.
     """
     code_hash = check.compute_code_hash()
     started_at = timezone.now()
-    result = runner.run_snippet(
+    result = sandbox.run_snippet(
         check.code,
         expected_output=check.expected_output,
         packages=check.package_list,
