@@ -341,8 +341,14 @@ print(any(b"pytest" in c for c in cmdlines), len(cmdlines) < 5)
 
 
 def test_finding_2_host_files_and_processes_are_unreadable():
-    secret_db = Path(settings.VAR_DIR) / f"probe-{secrets.token_hex(4)}.sqlite3"
-    assert not str(secret_db).startswith("/tmp/")
+    # The finding: a SQLite file under a VAR_DIR outside /tmp. A checkout under /tmp (a CI clone)
+    # would be hidden by the sandbox's private /tmp anyway; probe a world-readable folder outside.
+    var_dir = Path(settings.VAR_DIR)
+    if str(var_dir.resolve()).startswith("/tmp/"):
+        var_dir = Path(tempfile.mkdtemp(prefix="sbx-probe-", dir="/var/tmp"))
+        var_dir.chmod(0o755)
+    secret_db = var_dir / f"probe-{secrets.token_hex(4)}.sqlite3"
+    assert not str(secret_db.resolve()).startswith("/tmp/")
     secret_db.parent.mkdir(parents=True, exist_ok=True)
     secret_db.write_text("password hashes and session keys")
     secret_db.chmod(0o644)
@@ -364,6 +370,8 @@ def test_finding_2_host_files_and_processes_are_unreadable():
         ]
     finally:
         secret_db.unlink()
+        if var_dir != Path(settings.VAR_DIR):
+            var_dir.rmdir()
 
 
 def test_finding_2_interpreter_sees_only_allowed_site_packages():
