@@ -45,9 +45,11 @@ def test_make_run_gives_every_process_a_site_url_from_host_and_port(tmp_path):
     make = shutil.which("make")
     assert make, "make is how the site is run: install it"
     fake_python = tmp_path / "python"
-    # The web server's stand-in lingers so that the worker's prints before `make` stops both.
+    # The stand-ins for the two long-running processes (web server, worker) linger: make stops
+    # both as soon as either exits, which would otherwise race the other's print.
     fake_python.write_text(
-        '#!/bin/sh\necho "SITE_URL=$SITE_URL $1 $2"\n[ "$2" = runserver ] && sleep 2\nexit 0\n'
+        '#!/bin/sh\necho "SITE_URL=$SITE_URL $1 $2"\n'
+        'case "$1 $2" in "manage.py runserver"|"-m celery") sleep 2;; esac\nexit 0\n'
     )
     fake_python.chmod(0o755)
     env = {"PATH": "/usr/bin:/bin"}
