@@ -44,6 +44,7 @@ from .models import (
     Question,
     Symbol,
 )
+from .signals import one_invalidation
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "content"
 GLOSSARY_FILE = "glossary.toml"
@@ -478,20 +479,22 @@ def load(*, paths: Sequence[Path]) -> Loaded:
 
     Side effects: creates, updates and deletes Symbol, Course, Chapter and their child rows (and
     notebook rows, through the notebook's loader); nothing at all if any file is bad
-    (ContentError). Chapter saves move the cached pages' versions through signals.
+    (ContentError). Every chapter's cached page is invalidated once, at the end.
     """
     loaded = Loaded()
     paths = [Path(path) for path in paths]
-    # Notebook folders first, each in the notebook loader's own transaction: it runs the notes'
-    # snippet checks after committing, which must not hold this transaction (and SQLite's write
-    # lock) open for seconds. Chapters may then link the notes by slug.
-    for path in paths:
-        if _is_notebook(path):
-            loaded.summaries.append(notebook_content.load(path))
-    with transaction.atomic():
+    # Cached chapter pages are invalidated once at the end, not once per saved row.
+    with one_invalidation():
+        # Notebook folders first, each in the notebook loader's own transaction: it runs the
+        # notes' snippet checks after committing, which must not hold this transaction (and
+        # SQLite's write lock) open for seconds. Chapters may then link the notes by slug.
         for path in paths:
-            if not _is_notebook(path):
-                _load_path(path, loaded)
+            if _is_notebook(path):
+                loaded.summaries.append(notebook_content.load(path))
+        with transaction.atomic():
+            for path in paths:
+                if not _is_notebook(path):
+                    _load_path(path, loaded)
     return loaded
 
 

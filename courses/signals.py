@@ -3,6 +3,10 @@ pages are invalidated when what they show is edited."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from django.contrib.auth.signals import user_logged_in
 from django.core.cache import cache
 from django.db.models import Q
@@ -45,7 +49,38 @@ def merge_on_login(sender, request, user, **kwargs) -> None:
 # plain UPDATEs (which send no signals, so nothing loops).
 
 
+class _Deferred:
+    """Inside one_invalidation(): edits mark this instead of touching chapters themselves."""
+
+    edited = False
+
+
+_deferred: ContextVar[_Deferred | None] = ContextVar("courses_invalidation_deferred", default=None)
+
+
+@contextmanager
+def one_invalidation() -> Iterator[None]:
+    """Within the block, edits do not touch their chapters one by one (a content load saves
+    hundreds of rows); when it ends, if anything was edited, every chapter's cached page is
+    invalidated once. Nested blocks invalidate at the end of the outermost one."""
+    if _deferred.get() is not None:
+        yield
+        return
+    pending = _Deferred()
+    token = _deferred.set(pending)
+    try:
+        yield
+    finally:
+        _deferred.reset(token)
+        if pending.edited:
+            _touch(Chapter.objects.all())
+
+
 def _touch(chapters) -> None:
+    pending = _deferred.get()
+    if pending is not None:
+        pending.edited = True
+        return
     Chapter.objects.filter(pk__in=chapters.values("pk")).update(updated_at=timezone.now())
     _forget_versions(chapters)
 

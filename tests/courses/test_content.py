@@ -445,3 +445,28 @@ def test_error_chapter_slug_that_is_not_a_slug(content):
         f"{path}:4 [chapters]: 'rope chapter' is not a slug (up to 100 letters, digits, "
         "dashes, underscores)"
     )
+
+
+def test_load_invalidates_cached_pages_once_not_per_row(content, demo_course, client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    chapter = Chapter.objects.get(slug="rope")
+    assert client.get(chapter.get_absolute_url()).status_code == 200  # cached now
+    chapter_file = content / COURSE / "rope.md"
+    text = chapter_file.read_text()
+    old = "Does RoPE change the length of a query vector?"
+    assert old in text
+    chapter_file.write_text(text.replace(old, "Does RoPE alter how long a query vector is?"))
+
+    with CaptureQueriesContext(connection) as queries:
+        contentfiles.load(paths=[content / COURSE])
+    touches = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith('UPDATE "courses_chapter" SET "updated_at"')
+    ]
+    assert len(touches) == 1
+    page = client.get(chapter.get_absolute_url()).content.decode()
+    assert "Does RoPE alter how long a query vector is?" in page
+    assert old not in page
