@@ -30,7 +30,7 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
 
 from notebook import contentfiles as notebook_content
-from platform.frontmatter import FENCE, ContentError, read_markdown, read_toml
+from platform.frontmatter import FENCE, ContentError, KeyLines, read_markdown, read_toml
 
 from .models import (
     FILENAME_VALIDATOR,
@@ -125,7 +125,7 @@ class ChapterSpec:
     equations: list[tuple[dict[str, Any], list[dict[str, Any]]]]  # (columns, parts)
     listings: list[dict[str, Any]]
     questions: list[tuple[dict[str, Any], list[dict[str, Any]]]]  # (columns, choices)
-    lines: _Lines = field(repr=False)
+    lines: KeyLines = field(repr=False)
 
 
 @dataclass
@@ -144,66 +144,6 @@ class Loaded:
     course_slugs: list[str] = field(default_factory=list)
 
 
-class _Lines:
-    """Finds the line of a key in TOML text, for error messages (tomllib gives no positions).
-
-    A key path is a tuple such as ``("questions", 1, "choices", 0, "correct")``: the second
-    ``[[questions]]`` table, its first ``[[questions.choices]]``, the line ``correct = …``.
-    """
-
-    _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-
-    def __init__(self, text: str, first_line: int = 1):
-        self.first_line = first_line
-        self.lines = text.split("\n")
-        self.tables: list[tuple[tuple, int]] = [((), 0)]  # (table path, index of its header)
-        counts: dict[str, int] = {}
-        open_string = ""  # the delimiter of a multi-line string that is still open
-        for number, line in enumerate(self.lines):
-            if open_string:
-                if open_string in line:
-                    open_string = ""
-                continue
-            for delimiter in ('"""', "'''"):
-                if line.count(delimiter) % 2:
-                    open_string = delimiter
-            header = self._HEADER.match(line)
-            if not header:
-                continue
-            name = header.group(2)
-            if header.group(1) == "[[":
-                counts[name] = counts.get(name, 0) + 1
-                for other in [k for k in counts if k.startswith(name + ".")]:
-                    del counts[other]
-            path: list[Any] = []
-            segments = name.split(".")
-            for i, segment in enumerate(segments):
-                path.append(segment.strip())
-                dotted = ".".join(segments[: i + 1])
-                if dotted in counts and (i < len(segments) - 1 or header.group(1) == "[["):
-                    path.append(counts[dotted] - 1)
-            self.tables.append((tuple(path), number))
-
-    def line(self, keys: Sequence[Any]) -> int | None:
-        keys = tuple(keys)
-        for cut in range(len(keys), -1, -1):
-            table, rest = keys[:cut], keys[cut:]
-            starts = [start for path, start in self.tables if path == table]
-            if not starts:
-                continue
-            start = starts[0]
-            if rest and isinstance(rest[0], str):
-                end = next((s for _, s in self.tables if s > start), len(self.lines))
-                pattern = re.compile(rf"^\s*[\"']?{re.escape(rest[0])}[\"']?\s*=")
-                found = [n for n in range(start, end) if pattern.match(self.lines[n])]
-                if found:
-                    return found[0] + self.first_line
-            if table:
-                return start + self.first_line
-            return None
-        return None
-
-
 def _key_name(keys: Sequence[Any]) -> str:
     name = ""
     for key in keys:
@@ -214,7 +154,7 @@ def _key_name(keys: Sequence[Any]) -> str:
 class _File:
     """One content file being read: raises ContentError with its path and line."""
 
-    def __init__(self, path: Path, lines: _Lines):
+    def __init__(self, path: Path, lines: KeyLines):
         self.path = path
         self.lines = lines
 
@@ -314,7 +254,7 @@ def parse_glossary(path: Path) -> list[dict[str, Any]]:
     """
     path = Path(path)
     data = read_toml(path)
-    file = _File(path, _Lines(path.read_text(encoding="utf-8")))
+    file = _File(path, KeyLines(path.read_text(encoding="utf-8")))
     data = file.table(data, {"symbol": (list, True)})
     entries = []
     seen: set[str] = set()
@@ -340,7 +280,7 @@ def parse_course(directory: Path) -> CourseSpec:
     directory = Path(directory)
     path = directory / COURSE_FILE
     data = read_toml(path)
-    file = _File(path, _Lines(path.read_text(encoding="utf-8")))
+    file = _File(path, KeyLines(path.read_text(encoding="utf-8")))
     course = file.table(data, _COURSE_KEYS, model=Course)
     file.slug(course["slug"], ("slug",))
     slugs = file.strings(course["chapters"], ("chapters",))
@@ -366,7 +306,7 @@ def parse_course(directory: Path) -> CourseSpec:
 
 def _parse_chapter(path: Path, directory: Path, slug: str, order: int) -> ChapterSpec:
     meta, body = read_markdown(path)
-    lines = _Lines(path.read_text(encoding="utf-8").split("\n+++", 1)[0], first_line=1)
+    lines = KeyLines(path.read_text(encoding="utf-8").split("\n+++", 1)[0], first_line=1)
     file = _File(path, lines)
     chapter = file.table(meta, _CHAPTER_KEYS, model=Chapter)
     for key in ("prerequisites", "symbols", "related_chapters", "related_notes"):

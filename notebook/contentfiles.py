@@ -50,7 +50,9 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from platform.frontmatter import (
+    FENCE,
     ContentError,
+    KeyLines,
     dump_toml,
     read_markdown,
     read_toml,
@@ -464,47 +466,28 @@ def _located(error: ContentError) -> ContentError:
 
 
 _PACKAGE = re.compile(r"[A-Za-z_][\w.]*")
-_HEADER = re.compile(r"\s*\[\[?\s*([\w.-]+)\s*\]\]?\s*(#.*)?")
 _KEY = re.compile(r"(?:(\w+)(?:\[(\d+)\])?\.)?(\w+)")
 
 
 def _line_of(file: Path, key: str) -> int | None:
-    """The line of ``file`` that sets ``key`` (``kind``, ``part_of.url``, ``checks[1].file``).
-
-    Falls back to the line of the key's table when the key itself is missing. Finds keys the
-    way export writes them (and people usually do); None when it cannot tell.
-    """
+    """The line of ``file`` that sets ``key`` (``kind``, ``part_of.url``, ``checks[1].file``),
+    or of its table when the key itself is missing; None when it cannot tell."""
     parsed = _KEY.fullmatch(key)
     try:
-        lines = file.read_text(encoding="utf-8").split("\n")
+        text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     if parsed is None:
         return None
-    table, index, name = parsed.group(1), int(parsed.group(2) or 0), parsed.group(3)
-    current: str | None = None
-    counts: dict[str | None, int] = {}
-    table_line = None
-    fenced = bool(lines) and lines[0].strip() == "+++"
-    in_string = False  # inside a multi-line string, where nothing is a key or a header
-    for number, line in enumerate(lines[1:] if fenced else lines, start=2 if fenced else 1):
-        if fenced and line.strip() == "+++":
-            break
-        was_in_string = in_string
-        in_string ^= (line.count('"""') + line.count("'''")) % 2 == 1
-        if was_in_string:
-            continue
-        header = _HEADER.fullmatch(line)
-        if header:
-            current = header.group(1)
-            counts[current] = counts.get(current, -1) + 1
-            if current == table and counts[current] == index:
-                table_line = number
-            continue
-        here = current == table and counts.get(current, 0) == index
-        if here and re.match(rf"\s*{re.escape(name)}\s*=", line):
-            return number
-    return table_line
+    table, index, name = parsed.groups()
+    path: tuple = (name,)
+    if table:
+        path = (table, int(index), name) if index is not None else (table, name)
+    lines = text.split("\n")
+    if lines and lines[0].strip() == FENCE:  # a note: only its front matter is TOML
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == FENCE), len(lines))
+        return KeyLines("\n".join(lines[1:end]), first_line=2).line(path)
+    return KeyLines(text).line(path)
 
 
 def _text(value: str) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,72 @@ def _read_text(path: Path) -> str:
         raise ContentError(path, "no such file") from None
     except UnicodeDecodeError as exc:
         raise ContentError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+class KeyLines:
+    """Finds the line of a key in TOML text, for error messages (tomllib gives no positions).
+
+    Both content loaders use it, so a file's errors point at the same line whichever app reads
+    it.
+
+    A key path is a tuple such as ``("questions", 1, "choices", 0, "correct")``: the second
+    ``[[questions]]`` table, its first ``[[questions.choices]]``, the line ``correct = …``.
+    """
+
+    _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+
+    def __init__(self, text: str, first_line: int = 1):
+        self.first_line = first_line
+        self.lines = text.split("\n")
+        self.tables: list[tuple[tuple, int]] = [((), 0)]  # (table path, index of its header)
+        counts: dict[str, int] = {}
+        self.quoted: set[int] = set()  # lines inside a multi-line string: never keys or headers
+        open_string = ""  # the delimiter of a multi-line string that is still open
+        for number, line in enumerate(self.lines):
+            if open_string:
+                self.quoted.add(number)
+                if open_string in line:
+                    open_string = ""
+                continue
+            for delimiter in ('"""', "'''"):
+                if line.count(delimiter) % 2:
+                    open_string = delimiter
+            header = self._HEADER.match(line)
+            if not header:
+                continue
+            name = header.group(2)
+            if header.group(1) == "[[":
+                counts[name] = counts.get(name, 0) + 1
+                for other in [k for k in counts if k.startswith(name + ".")]:
+                    del counts[other]
+            path: list[Any] = []
+            segments = name.split(".")
+            for i, segment in enumerate(segments):
+                path.append(segment.strip())
+                dotted = ".".join(segments[: i + 1])
+                if dotted in counts and (i < len(segments) - 1 or header.group(1) == "[["):
+                    path.append(counts[dotted] - 1)
+            self.tables.append((tuple(path), number))
+
+    def line(self, keys: Sequence[Any]) -> int | None:
+        keys = tuple(keys)
+        for cut in range(len(keys), -1, -1):
+            table, rest = keys[:cut], keys[cut:]
+            starts = [start for path, start in self.tables if path == table]
+            if not starts:
+                continue
+            start = starts[0]
+            if rest and isinstance(rest[0], str):
+                end = next((s for _, s in self.tables if s > start), len(self.lines))
+                pattern = re.compile(rf"^\s*[\"']?{re.escape(rest[0])}[\"']?\s*=")
+                found = [
+                    n
+                    for n in range(start, end)
+                    if n not in self.quoted and pattern.match(self.lines[n])
+                ]
+                if found:
+                    return found[0] + self.first_line
+            if table:
+                return start + self.first_line
+            return None
+        return None
