@@ -21,6 +21,7 @@ class Migration(migrations.Migration):
                     ("error", "error"),
                     ("timed_out", "timed out"),
                     ("not_run", "not run"),
+                    ("unavailable", "sandbox unavailable"),
                 ],
                 default="",
                 editable=False,
