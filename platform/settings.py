@@ -85,6 +85,10 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Below whitenoise (which answers static files itself, precompressed) and above everything
+    # that reads or writes the body. Django's GZip pads its output with random bytes, the BREACH
+    # mitigation, and pages carry the CSRF token; responses that are already encoded pass.
+    "django.middleware.gzip.GZipMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
