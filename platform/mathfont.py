@@ -4,11 +4,13 @@ Latin Modern Math is 391 KB as one woff2, too heavy to send with every page that
 It is split into two subsets that share one family name and differ in ``unicode-range``, so a
 browser downloads the second only when a page uses one of its characters:
 
-* **core**: what almost every equation draws — ASCII, Greek, math italic Latin and Greek (which
-  Chromium substitutes for single-letter ``<mi>``), the common operators, arrows and delimiters,
-  and every stretchy variant and assembly part of those in the font's MATH table;
-* **extended**: the rest of the mathematics a page can use (Latin-1, all arrows, operators,
-  technical symbols, letter-like symbols, bold, script, fraktur, double-struck and sans alphabets).
+* **core**: what almost every equation draws — ASCII, small Greek, math italic Latin and Greek
+  (which Chromium draws for a one-letter ``<mi>``), bold small letters (vectors), the common
+  operators, arrows and delimiters, and every stretchy variant and assembly part of those in the
+  MATH table;
+* **extended**: the rest of the mathematics a page can use (Latin-1, upright Greek, all arrows,
+  operators, technical and letter-like symbols, every other math alphabet: bold capitals, script,
+  fraktur, double-struck, sans, monospace).
 
 The OpenType features ``ssty`` (script-style alternates) and ``aalt`` (access-all-alternates) are
 dropped: they double the core's size, Chromium does not apply ``ssty``, and a browser that does
@@ -42,11 +44,6 @@ CORE: list[tuple[int, int]] = [
     (0x00AF, 0x00AF),  # macron: \bar over a letter
     (0x00B7, 0x00B7),  # middle dot
     (0x00D7, 0x00D7),  # ×
-    (0x0391, 0x03A9),  # Greek capitals
-    (0x03B1, 0x03C9),  # Greek small
-    (0x03D1, 0x03D1),
-    (0x03D5, 0x03D5),
-    (0x03F5, 0x03F5),  # ϑ ϕ ϵ
     (0x02C6, 0x02C7),
     (0x02D9, 0x02D9),
     (0x02DC, 0x02DC),  # spacing hat, caron, dot and tilde accents
@@ -57,9 +54,13 @@ CORE: list[tuple[int, int]] = [
     (0x2032, 0x2033),  # ′ ″
     (0x2061, 0x2064),  # invisible function application, times, separator, plus
     (0x20D7, 0x20D7),  # combining vector arrow
+    (0x03B1, 0x03C9),  # Greek small, as drawn under mathvariant (which Chromium ignores)
+    (0x03D1, 0x03D1),
+    (0x03D5, 0x03D5),
+    (0x03F5, 0x03F5),  # ϑ ϕ ϵ
+    (0x1D41A, 0x1D433),  # math bold a–z (vectors)
     (0x1D434, 0x1D467),  # math italic A–z
-    (0x1D6E2, 0x1D71B),  # math italic Greek
-    (0x1D400, 0x1D433),  # math bold A–z
+    (0x1D6E2, 0x1D71B),  # math italic Greek, which Chromium draws for a one-letter <mi>
     *_chars("ℓℝℕℤ𝔼ℒ𝒪∂∇∑∏∫√∞∈∉∋∀∃∅∩∪⊂⊆⊃⊇±∓−∗∘∙⋅⋯⋮⋱∣∥∼≃≅≈≠≡≤≥≪≫∝⊕⊗⊙⊤⊥"),
     *_chars("←→↑↓↔⇐⇒⇔↦⟵⟶⟨⟩⌈⌉⌊⌋"),
 ]

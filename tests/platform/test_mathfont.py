@@ -15,7 +15,10 @@ CORE = FONTS / "latinmodern-math-core.woff2"
 EXTENDED = FONTS / "latinmodern-math-extended.woff2"
 
 # Chromium draws a one-letter <mi> in the math italic alphabet (MathML Core's math-auto).
-_ITALIC_EXCEPTIONS = {"h": 0x210E}  # italic h lives in Letterlike Symbols
+_ITALIC_EXCEPTIONS = {  # italic h lives in Letterlike Symbols; the rest follow the Greek block
+    "h": 0x210E, "ϵ": 0x1D716, "ϑ": 0x1D717, "ϰ": 0x1D718, "ϕ": 0x1D719, "ϱ": 0x1D71A,
+    "ϖ": 0x1D71B, "∂": 0x1D715, "∇": 0x1D6FB, "ı": 0x1D6A4, "ȷ": 0x1D6A5,
+}  # fmt: skip
 
 
 def _italic(char: str) -> int:
