@@ -140,6 +140,10 @@ def test_chapter_preloads_only_the_core_math_font(client):
     body = client.get(chapter.get_absolute_url()).content.decode()
     assert body.count('rel="preload"') == 1
     assert "latinmodern-math-core" in body and "latinmodern-math-extended" not in body
+    # Every stylesheet is in <head>, and no script blocks parsing.
+    assert 'rel="stylesheet"' not in body.split("</head>")[1]
+    scripts = re.findall(r"<script[^>]*>", body)
+    assert scripts and all(" defer" in tag for tag in scripts), scripts
 
 
 @pytest.mark.django_db
