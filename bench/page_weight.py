@@ -42,7 +42,9 @@ PAGES = {
 }
 LEARNER_SETUP = """
 from django.contrib.auth import get_user_model
-from django.contrib.sessions.backends.db import SessionStore
+from importlib import import_module
+from django.conf import settings
+SessionStore = import_module(settings.SESSION_ENGINE).SessionStore
 from courses.models import Chapter, ChapterProgress, QuizAttempt
 from django.utils import timezone
 user, _ = get_user_model().objects.get_or_create(
