@@ -262,7 +262,7 @@ def chapter_detail(request: HttpRequest, course_slug: str, chapter_slug: str) ->
     learner = current_learner(request)
     state = LearnerState.read(request, learner, chapter)
     if learner is not None and chapter.is_visible:
-        services.record_visit(learner=learner, chapter=chapter)
+        services.record_visit(learner=learner, chapter=chapter, progress=state.progress)
     body = page_cache.with_csrf_token(_article(request, chapter, state), request)
     return _page(request, chapter, body)
 
