@@ -277,14 +277,28 @@ _LAYOUT_COMMANDS = {
 }  # fmt: skip
 
 
+_SCRIPT = re.compile(r"([_^])\{([^{}]*)\}")
+
+
+def _unwrap_script(match: re.Match) -> str:
+    """``_{k}`` → ``_k``, ``^{\\top}`` → ``^\\top``, ``_{j=1}`` → ``_(j=1)``."""
+    body = match[2].strip()
+    if re.fullmatch(r"\\[A-Za-z]+|\w", body):
+        return match[1] + body
+    return f"{match[1]}({body})"
+
+
 def readable_latex(latex: str) -> str:
-    """A formula as search can read it: its plain-text rendering (``softmax((QKᵀ)/(√(d_k)))``)
-    followed by the names of the commands in it (``sqrt``, ``epsilon``, ``top`` …), which is
-    how a learner types a symbol they cannot type."""
+    """A formula as search can read it: its plain-text rendering (``softmax((QKᵀ)/(√(d_k)))``),
+    then on a second line the names of the commands in it (``sqrt``, ``epsilon``, ``top`` …),
+    which is how a learner types a symbol they cannot type."""
+    text = latex or ""
+    for _ in range(4):  # sub- and superscripts first, so \frac's arguments hold no braces
+        text = _SCRIPT.sub(_unwrap_script, text)
     names = dict.fromkeys(
         name for name in re.findall(r"\\([A-Za-z]+)", latex or "") if name not in _LAYOUT_COMMANDS
     )
-    return " ".join([latex_to_text(latex or ""), *names]).strip()
+    return "\n".join([latex_to_text(text), " ".join(names)]).strip()
 
 
 class Equation(models.Model):

@@ -18,7 +18,19 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, TextField, Value, Window
+from django.db.models import (
+    Aggregate,
+    Count,
+    Exists,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    TextField,
+    Value,
+    Window,
+)
 from django.db.models.functions import Cast, Coalesce, Concat
 from django.urls import reverse
 from django.utils.html import escape
@@ -26,6 +38,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from courses.models import Chapter, Equation, EquationPart, Symbol
 from notebook.models import Note
+from platform.rendering import latex_to_text
 
 MAX_QUERY_LENGTH = 200
 MAX_WORDS = 8  # the SQLite fallback matches at most this many words
@@ -38,7 +51,7 @@ SNIPPET_CHARS = 160
 _START, _STOP = "\ue000", "\ue001"
 _MARKED = re.compile(f"{_START}(.*?){_STOP}", re.S)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_MARKDOWN_NOISE = re.compile(r"[$`*]+|^#+ |\\[A-Za-z]+|[{}]", re.M)
+_MARKDOWN_NOISE = re.compile(r"[$`*]+|^#+ ", re.M)
 
 
 class QueryError(ValueError):
@@ -92,28 +105,37 @@ class Kind:
     order: Sequence[str] = ()
 
 
-def _reasons_subquery():
-    """An equation's part reasons, joined with spaces (PostgreSQL)."""
-    from django.contrib.postgres.aggregates import StringAgg
-    from django.db.models import Subquery
+class _GroupConcat(Aggregate):
+    """SQLite's GROUP_CONCAT: the fallback's StringAgg."""
 
+    function = "GROUP_CONCAT"
+    output_field = TextField()
+
+
+def _reasons_subquery() -> Coalesce:
+    """An equation's part reasons, joined with spaces."""
+    if settings.ON_POSTGRES:
+        from django.contrib.postgres.aggregates import StringAgg
+
+        joined: Aggregate = StringAgg("reason", delimiter=" ")
+    else:
+        joined = _GroupConcat("reason", Value(" "))
     parts = (
         EquationPart.objects.filter(equation=OuterRef("pk"))
         .order_by()
         .values("equation")
-        .annotate(text=StringAgg("reason", delimiter=" "))
+        .annotate(text=joined)
         .values("text")[:1]
     )
     return Coalesce(Subquery(parts, output_field=TextField()), Value("", TextField()))
 
 
 def _equations() -> QuerySet:
-    qs = Equation.objects.filter(chapter__in=Chapter.objects.published()).select_related(
-        "chapter__course"
+    return (
+        Equation.objects.filter(chapter__in=Chapter.objects.published())
+        .select_related("chapter__course")
+        .annotate(reasons=_reasons_subquery())
     )
-    if settings.ON_POSTGRES:
-        qs = qs.annotate(reasons=_reasons_subquery())
-    return qs
 
 
 def _symbol_url(symbol: Symbol) -> str:
@@ -147,7 +169,7 @@ KINDS: dict[str, Kind] = {
             base=lambda: Symbol.objects.all(),
             fields=[("name", "A"), ("explanation", "B")],
             snippet_fields=["explanation"],
-            hit=lambda s, snippet: Hit(f"{s.glyph} {s.name}", _symbol_url(s), "Symbol", snippet),
+            hit=lambda s, snippet: Hit(s.name, _symbol_url(s), f"Glossary: {s.glyph}", snippet),
             order=["name", "id"],
         ),
         Kind(
@@ -235,36 +257,41 @@ def _matching_fallback(kind: Kind, query: str) -> QuerySet:
     return kind.base().filter(condition).order_by(*kind.order)
 
 
+def _tidy(text: str) -> str:
+    """Markdown and LaTeX source read as text: no dollars, backticks or stars, formulas as
+    readable text (``\\sqrt{d_k}`` → ``√(d_k)``), whitespace collapsed."""
+    return latex_to_text(_MARKDOWN_NOISE.sub(" ", text or ""))
+
+
 def _marked(text: str) -> SafeString:
-    """A ts_headline result as HTML: escaped, its match markers turned into <mark>."""
-    text = str(escape(_MARKDOWN_NOISE.sub(" ", text)))
+    """A snippet with match markers as HTML: escaped, the markers turned into <mark>."""
+    text = str(escape(text))
     text = _MARKED.sub(r"<mark>\1</mark>", text)
-    return mark_safe(" ".join(text.replace(_START, "").replace(_STOP, "").split()))  # noqa: S308
+    return mark_safe(text.replace(_START, "").replace(_STOP, ""))  # noqa: S308
 
 
 def _cut_snippet(texts: Sequence[str], words: Sequence[str]) -> SafeString:
     """A snippet of the first text that holds a word, around that word, words marked."""
-    lowered = [w.lower() for w in words]
-    for text in texts:
-        text = " ".join(_MARKDOWN_NOISE.sub(" ", text or "").split())
-        where = [text.lower().find(w) for w in lowered]
-        hits = [i for i in where if i >= 0]
-        if not hits:
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.I)
+    tidied = [_tidy(text) for text in texts]
+    for text in tidied:
+        found = pattern.search(text) if words else None
+        if found is None:
             continue
-        start = max(0, min(hits) - SNIPPET_CHARS // 3)
-        piece = text[start : start + SNIPPET_CHARS]
+        start = max(0, found.start() - SNIPPET_CHARS // 3)
+        if start:  # begin at a word
+            space = text.find(" ", start)
+            start = space + 1 if 0 <= space < found.start() else found.start()
+        end = start + SNIPPET_CHARS
+        if end < len(text):
+            space = text.rfind(" ", start, end)
+            end = space if space > found.end() else end
+        piece = pattern.sub(lambda m: f"{_START}{m[0]}{_STOP}", text[start:end])
         prefix = "… " if start else ""
-        suffix = " …" if start + SNIPPET_CHARS < len(text) else ""
-        pattern = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-        marked = re.sub(
-            f"({pattern})",
-            lambda m: f"{_START}{m[1]}{_STOP}",
-            piece,
-            flags=re.I,
-        )
-        return _marked(prefix + marked + suffix)
-    first = " ".join(_MARKDOWN_NOISE.sub(" ", texts[0] or "").split()) if texts else ""
-    return mark_safe(escape(first[:SNIPPET_CHARS]))  # noqa: S308
+        suffix = " …" if end < len(text) else ""
+        return _marked(prefix + piece + suffix)
+    first = next((text for text in tidied if text), "")
+    return _marked(first[:SNIPPET_CHARS] + (" …" if len(first) > SNIPPET_CHARS else ""))
 
 
 def search(
@@ -291,8 +318,11 @@ def search(
         rows = list(matching.annotate(total=Window(Count("pk")))[offset : offset + limit])
         group.count = rows[0].total if rows else 0
         for row in rows:
-            if settings.ON_POSTGRES:
-                snippet = _marked(row.headline)
+            if kind.key == "equations":  # the formula as text, or the reason that matched
+                texts = [row.readable_text.split("\n")[0], row.reasons]
+                snippet = _cut_snippet(texts, words)
+            elif settings.ON_POSTGRES:
+                snippet = _marked(_tidy(row.headline))
             else:
                 snippet = _cut_snippet([getattr(row, n, "") for n in kind.snippet_fields], words)
             group.hits.append(kind.hit(row, snippet))

@@ -73,7 +73,7 @@ def test_search_finds_every_kind_and_only_published_content(client, content):
     assert _found(response) == {
         "chapters": ["Layer normalisation"],
         "equations": ["The layer norm"],
-        "symbols": ["ε epsilon"],
+        "symbols": ["epsilon"],
         "notes": ["Where epsilon goes"],
     }
     assert _counts(response) == {"chapters": 1, "equations": 1, "symbols": 1, "notes": 1}
@@ -85,8 +85,17 @@ def test_search_finds_every_kind_and_only_published_content(client, content):
     assert f'href="{content["note"].get_absolute_url()}"' in body
 
 
+def test_search_equation_snippet_is_the_formula_as_text(client, content):
+    response = client.get(SEARCH, {"q": "sqrt"})
+    [hit] = response.context["groups"][1].hits
+    assert str(hit.snippet) == "y = (x - μ)/(√(σ^2 + ε))"
+    response = client.get(SEARCH, {"q": "safe"})
+    [hit] = response.context["groups"][1].hits
+    assert str(hit.snippet) == "Keeps the division <mark>safe</mark>."
+
+
 def test_search_equation_by_its_readable_text_and_part_reasons(client, content):
-    readable = "y = (x - μ)/(√(σ^2 + ε)) mu sqrt sigma epsilon"
+    readable = "y = (x - μ)/(√(σ^2 + ε))\nmu sqrt sigma epsilon"
     assert content["equation"].readable_text == readable
     assert _found(client.get(SEARCH, {"q": "sqrt"}))["equations"] == ["The layer norm"]
     assert _found(client.get(SEARCH, {"q": "division safe"}))["equations"] == ["The layer norm"]
@@ -96,7 +105,7 @@ def test_equation_readable_text_follows_its_latex(content):
     equation = content["equation"]
     equation.latex = r"\hat{m}_t"
     equation.save(update_fields=["latex"])
-    assert Equation.objects.get(pk=equation.pk).readable_text == "m̂_t hat"
+    assert Equation.objects.get(pk=equation.pk).readable_text == "m̂_t\nhat"
 
 
 def test_search_every_word_must_match(client, content):
