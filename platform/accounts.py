@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from allauth.account.adapter import DefaultAccountAdapter, get_adapter
+from allauth.account.forms import LoginForm as AllauthLoginForm
 from allauth.account.forms import SignupForm as AllauthSignupForm
 from allauth.account.models import EmailAddress
 from allauth.account.views import login as allauth_login
@@ -73,6 +74,13 @@ def user_display(user) -> str:
     """How allauth names a user in pages and mails: the address they typed, not the username
     allauth derived from it."""
     return user.email or user.username
+
+
+class LoginForm(AllauthLoginForm):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if "remember" in self.fields:
+            self.fields["remember"].label = "Keep me logged in on this device"
 
 
 class SignupForm(AllauthSignupForm):

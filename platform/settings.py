@@ -233,7 +233,7 @@ ACCOUNT_CHANGE_EMAIL = True
 # page they signed up from (``next``), instead of asking for the password again.
 ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_USER_DISPLAY = "platform.accounts.user_display"
-ACCOUNT_FORMS = {"signup": "platform.accounts.SignupForm"}
+ACCOUNT_FORMS = {"login": "platform.accounts.LoginForm", "signup": "platform.accounts.SignupForm"}
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[From Scratch] "
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if SITE_URL.startswith("https://") else "http"

@@ -440,6 +440,14 @@ def test_account_pages_use_the_site_words(client, url_name, heading, button):
 
 
 @pytest.mark.django_db
+def test_login_page_offers_reset_once_and_plain_remember_label(client):
+    body = client.get(reverse("account_login")).content.decode()
+    assert body.count(f'href="{reverse("account_reset_password")}"') == 1
+    assert '<label for="id_remember">Keep me logged in on this device</label>' in body
+    assert "Remember Me" not in body
+
+
+@pytest.mark.django_db
 def test_logout_page_says_log_out(learner_client):
     body = learner_client.get(reverse("account_logout")).content.decode()
     assert "<h1>Log out</h1>" in body
@@ -569,3 +577,37 @@ def test_logged_in_message_does_not_show_the_username(client, learner, password)
     )
     messages = [str(m) for m in response.context["messages"]]
     assert messages == ["You are logged in."]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("url_name", "heading"),
+    [
+        ("account_email", "<h1>Your email address</h1>"),
+        ("account_change_password", "<h1>Change your password</h1>"),
+        ("account_logout", "<h1>Log out</h1>"),
+    ],
+)
+def test_manage_pages_in_site_layout_without_inline_style_or_script(
+    learner_client, url_name, heading
+):
+    response = learner_client.get(reverse(url_name))
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert heading in body
+    assert " style=" not in body
+    assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", body) == []
+
+
+@pytest.mark.django_db
+def test_email_change_shows_the_pending_address_with_a_hidden_form(
+    learner_client, learner, mailoutbox
+):
+    response = learner_client.post(
+        reverse("account_email"), {"action_add": "", "email": "new.address@example.com"}
+    )
+    assert response.status_code == 302
+    body = learner_client.get(reverse("account_email")).content.decode()
+    assert "new.address@example.com" in body
+    assert '<form id="pending-email" method="post" action="/accounts/email/" hidden>' in body
+    assert mailoutbox[-1].body.startswith("Hello new.address@example.com,")
