@@ -512,8 +512,11 @@ def test_chapter_links_carry_next_and_confirmation_returns_there(client, mailout
     assert f'href="{signup}"' in html
     assert f'href="{reverse("account_login")}?{urlencode({"next": page}, safe="/")}"' in html
 
+    login_page = client.get(reverse("account_login"), {"next": page}).content.decode()
+    assert f'href="{reverse("account_signup")}?{urlencode({"next": page})}"' in login_page
     form = client.get(signup).content.decode()
     assert f'<input type="hidden" name="next" value="{page}">' in form
+    assert f'href="{reverse("account_login")}?{urlencode({"next": page})}"' in form
     response = client.post(
         reverse("account_signup"),
         {"email": "Reader@Example.com", "password1": password, "password2": password, "next": page},
