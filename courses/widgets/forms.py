@@ -156,7 +156,9 @@ class MatrixField(forms.CharField):
     def __init__(self, label: str, **kwargs) -> None:
         kwargs.setdefault(
             "widget",
-            forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "placeholder": "1 0 2\n0 1 -1"}),
+            forms.Textarea(
+                attrs={"rows": 3, "spellcheck": "false", "placeholder": "1 0 2\n0 1 -1"}
+            ),
         )
         kwargs.setdefault(
             "help_text",
