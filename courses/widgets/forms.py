@@ -162,8 +162,7 @@ class MatrixField(forms.CharField):
         )
         kwargs.setdefault(
             "help_text",
-            "One row per line (or rows separated by ;), numbers separated by spaces or commas. "
-            "Leave empty for random values from the seed.",
+            "A row per line (or ;), numbers split by spaces or commas; empty for random rows.",
         )
         super().__init__(
             label=label,

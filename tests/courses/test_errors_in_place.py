@@ -82,7 +82,7 @@ def test_bad_input_stays_in_its_widget_and_form(page, debug, demo_course):
     q_box = widget.locator("textarea[name=q]")
     assert q_box.get_attribute("placeholder")
     hint_id = q_box.get_attribute("aria-describedby")
-    assert "One row per line" in page.locator(f"#{hint_id}").inner_text()
+    assert "A row per line" in page.locator(f"#{hint_id}").inner_text()
     sent: list[str] = []
     page.on("request", lambda r: sent.append(r.url) if "/widgets/attention/" in r.url else None)
     q_box.press_sequentially("1 2 3\n4 5 6", delay=20)
@@ -113,7 +113,7 @@ def test_server_error_and_network_failure_say_so_inside_the_widget(page, debug, 
     page.goto(chapter.get_absolute_url())
     page.evaluate("window.__samePage = true")
     widget = page.locator("#embed-attention")
-    result = widget.locator(".widget-result").inner_html()
+    summary = widget.locator(".widget-summary").inner_text()
 
     # A proxy answers 502 with its own page.
     page.route(
@@ -127,7 +127,9 @@ def test_server_error_and_network_failure_say_so_inside_the_widget(page, debug, 
     error.wait_for()
     assert error.inner_text() == UNREACHABLE
     assert error.get_attribute("role") == "alert"
-    assert widget.locator(".widget-result").inner_html() == result  # nothing swapped
+    assert widget.locator(".widget-summary").inner_text() == summary  # nothing swapped
+    # The message sits at the top of the result it could not replace.
+    assert widget.locator(".widget-result > .request-error:first-child").count() == 1
     assert "Bad gateway" not in page.content()
 
     # The network is gone.
@@ -159,4 +161,25 @@ def test_server_error_and_network_failure_say_so_inside_the_widget(page, debug, 
     # Chromium logs the failed loads, htmx logs the 5xx and the send error; all on purpose here.
     _only_expected_console_errors(
         page, allowed=("Failed to load resource", "Response Status Error Code", "htmx:sendError")
+    )
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_newsletter_box_shows_the_servers_own_503_message(page, settings, demo_course):
+    """A 5xx that carries a message for the reader ([data-reader-message]) shows that message
+    instead of the generic one: here the mail server is down."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", 9  # nothing listens: refused
+    chapter = Chapter.objects.get(slug="capstone-three-equations")
+    page.watch.allowed_statuses.add(503)
+    page.goto(chapter.get_absolute_url())
+    page.locator("#nl-chapter-email").fill("ada@example.com")
+    page.locator(".chapter-newsletter").get_by_role("button", name="Subscribe").click()
+    error = page.locator(".chapter-newsletter .request-error")
+    error.wait_for()
+    assert error.inner_text().startswith("We could not send the confirmation email just now")
+    assert page.locator("h1").inner_text() == chapter.title
+    _only_expected_console_errors(
+        page, allowed=("Failed to load resource", "Response Status Error Code")
     )

@@ -66,7 +66,18 @@
     p.setAttribute("role", "alert");
     p.tabIndex = -1;
     p.textContent = text || UNREACHABLE;
-    scope.appendChild(p);
+    // Beside the button that was pressed ("Check Q2"), else at the top of the target that
+    // would have changed (a widget's result), else at the end of the widget or form.
+    var trigger = detail.requestConfig && detail.requestConfig.triggeringEvent;
+    var submitter = trigger && trigger.submitter;
+    var target = detail.target;
+    if (submitter && scope.contains(submitter)) {
+      submitter.insertAdjacentElement("afterend", p);
+    } else if (target && target !== scope && scope.contains(target) && !target.matches("form")) {
+      target.insertBefore(p, target.firstChild);
+    } else {
+      scope.appendChild(p);
+    }
   }
 
   function isWholePage(text) {
