@@ -91,7 +91,7 @@
     return words(doc.querySelector("[data-reader-message]"));
   }
 
-  var pending = null; // what the last swap should do once it has settled
+  var pending = new WeakMap(); // xhr -> what its swap should do once it has settled
 
   document.addEventListener("htmx:beforeRequest", function (event) {
     clearError(scopeOf(event.detail));
@@ -108,11 +108,10 @@
     }
     if (!detail.shouldSwap) return;
     var trigger = detail.requestConfig && detail.requestConfig.triggeringEvent;
-    pending = {
-      xhr: xhr,
+    pending.set(xhr, {
       targetId: detail.target && detail.target.id,
       move: !!trigger && (trigger.type === "submit" || trigger.type === "click")
-    };
+    });
   });
 
   document.addEventListener("htmx:responseError", function (event) {
@@ -123,9 +122,9 @@
   document.addEventListener("htmx:timeout", function (event) { showError(event.detail); });
 
   document.addEventListener("htmx:afterSettle", function (event) {
-    if (!pending || event.detail.xhr !== pending.xhr) return;
-    var job = pending;
-    pending = null;
+    var job = event.detail.xhr && pending.get(event.detail.xhr);
+    if (!job) return; // not ours, or done: out-of-band parts settle too
+    pending.delete(event.detail.xhr);
     var root = (job.targetId && document.getElementById(job.targetId)) || event.target;
     if (!root || !root.isConnected) return;
     var feedback = root.querySelector("[data-focus]");
