@@ -49,7 +49,7 @@ def test_widget_page_renders_form_and_default_result(client, key):
     assert "<html" in html
     assert f'data-widget="{key}"' in html
     assert f'hx-get="{reverse("widgets:" + key)}"' in html
-    assert 'hx-trigger="input changed delay:300ms, change delay:300ms, submit"' in html
+    assert 'hx-trigger="input changed delay:400ms, submit"' in html
     assert f'action="{reverse("widgets:" + key)}"' in html and 'method="get"' in html
     assert "widget-summary" in html
     assert "courses/widgets.css" in html and "courses/widgets.js" in html
