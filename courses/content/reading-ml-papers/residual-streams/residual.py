@@ -11,15 +11,15 @@ rng = np.random.default_rng(0)
 W = rng.normal(size=(L, d, d)) / np.sqrt(d)
 
 
-def F(l, x):  # a stand-in sublayer: one linear map and a ReLU
-    return np.maximum(x @ W[l], 0.0)
+def F(layer, x):  # a stand-in sublayer: one linear map and a ReLU
+    return np.maximum(x @ W[layer], 0.0)
 
 
 x0 = rng.normal(size=d)
 post, pre, updates = x0.copy(), x0.copy(), []
-for l in range(L):
-    post = layer_norm(post + F(l, post))  # post-norm: add, then normalise the stream
-    updates.append(F(l, layer_norm(pre)))  # pre-norm: normalise a copy, add to the stream
+for layer in range(L):
+    post = layer_norm(post + F(layer, post))  # post-norm: add, then normalise the stream
+    updates.append(F(layer, layer_norm(pre)))  # pre-norm: normalise a copy, add to the stream
     pre = pre + updates[-1]
 
 print(round(float(np.linalg.norm(post)), 3), round(float(np.linalg.norm(pre)), 3))
