@@ -242,7 +242,6 @@ def test_track_widgets_are_attached_to_their_chapters_equations(client, demo_cou
         for e in Equation.objects.filter(widget__in=["cross-entropy", "multi-head", "adamw"])
     }
     assert attached == {
-        ("log-softmax-cross-entropy", "Cross-entropy loss", "cross-entropy"),
         ("log-softmax-cross-entropy", "The gradient with respect to the logits", "cross-entropy"),
         ("multi-head-attention", "Join the heads and project", "multi-head"),
         ("adam-and-adamw", "The AdamW step", "adamw"),
