@@ -309,6 +309,9 @@ class Equation(models.Model):
         NORMS = "norms", "layer norm vs RMS norm"
         ADAM = "adam", "Adam trajectory"
         ROPE = "rope", "RoPE offsets"
+        CROSS_ENTROPY = "cross-entropy", "cross-entropy and its gradient"
+        MULTI_HEAD = "multi-head", "multi-head attention"
+        ADAMW = "adamw", "Adam vs AdamW"
 
     chapter = models.ForeignKey(Chapter, on_delete=models.CASCADE, related_name="equations")
     order = models.PositiveIntegerField(default=0)

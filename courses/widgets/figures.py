@@ -125,7 +125,8 @@ def line_plot(
 
 def bar_chart(values: list[float], labels: list[str], *, title: str) -> SafeString:
     """An SVG bar chart of values in [0, 1] (probabilities), one labelled bar each."""
-    width, height, pad = 40 * len(values) + 20, 160, 10
+    # At least 8 bars wide, so that two or three bars are not blown up to the full figure width.
+    width, height, pad = max(40 * len(values) + 20, 340), 160, 10
     bar_w = 28
     parts = [
         f'<svg class="bars" viewBox="0 0 {width} {height + 20}" role="img" '

@@ -341,3 +341,65 @@ class WalkthroughForm(forms.Form):
 
     def answers(self) -> dict[str, str]:
         return {key: self.cleaned_data.get(key, "") for key, _q, _h in QUESTIONS}
+
+
+class CrossEntropyForm(forms.Form):
+    logits = VectorField("logits", "2 1 0.1", max_len=32)
+    target = int_field("target class y", 0, 31, 0)
+
+    def clean(self):
+        data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
+        if "logits" in data and "target" in data and data["target"] >= len(data["logits"]):
+            self.add_error(
+                "target",
+                f"Enter a class from 0 to {len(data['logits']) - 1}: "
+                f"there are {len(data['logits'])} logits.",
+            )
+        return data
+
+
+MAX_HEADS = 8
+MAX_MHA_TOKENS = 16
+
+
+class MultiHeadForm(forms.Form):
+    tokens = int_field("tokens", 1, MAX_MHA_TOKENS, 5)
+    d_model = int_field("d_model", 1, MAX_DIM, 8)
+    heads = int_field("heads h", 1, MAX_HEADS, 2)
+    seed = int_field("seed", 0, 2**32 - 1, 0)
+    causal = forms.BooleanField(label="causal mask", required=False, initial=False)
+
+    def clean(self):
+        data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
+        if "d_model" in data and "heads" in data and data["d_model"] % data["heads"]:
+            self.add_error(
+                "heads",
+                f"heads must divide d_model = {data['d_model']} evenly, so every head gets "
+                "the same width d_model / h.",
+            )
+        return data
+
+
+ADAMW_OBJECTIVES = {
+    **OBJECTIVES,
+    "flat": ("0", "0"),
+}
+
+
+class AdamWForm(forms.Form):
+    objective = forms.ChoiceField(
+        label="objective",
+        choices=[
+            ("square", "f(θ) = θ²"),
+            ("quartic", "f(θ) = θ⁴"),
+            ("flat", "f(θ) = 0 (a weight the loss ignores)"),
+        ],
+        initial="flat",
+        error_messages=_messages("Choose θ² (square), θ⁴ (quartic) or 0 (flat)."),
+    )
+    theta0 = FiniteFloatField("start θ₀", -100.0, 100.0, 1.0)
+    lr = FiniteFloatField("learning rate η", 1e-6, 1.0, 0.01)
+    weight_decay = FiniteFloatField("weight decay λ", 0.0, 1.0, 0.1)
+    steps = int_field("steps", 1, MAX_STEPS, 200)

@@ -21,11 +21,15 @@ from django.urls import reverse
 from courses.widgets import kernels
 from courses.widgets.figures import bar_chart, cells, heat_class, line_plot, matrix_table, num
 from courses.widgets.forms import (
+    ADAMW_OBJECTIVES,
     MAX_DIM,
     OBJECTIVES,
     TOO_LARGE,
     AdamForm,
+    AdamWForm,
     AttentionForm,
+    CrossEntropyForm,
+    MultiHeadForm,
     NormsForm,
     RopeForm,
     SoftmaxForm,
@@ -166,6 +170,7 @@ def present_norms(d: dict, n: dict) -> dict:
 GRADIENTS: dict[str, Callable[[float], float]] = {
     "square": lambda th: 2.0 * th,
     "quartic": lambda th: 4.0 * th * th * th,
+    "flat": lambda th: 0.0 * th,
 }
 TABLE_STEPS = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
@@ -285,6 +290,156 @@ def present_rope(d: dict, n: dict) -> dict:
     }
 
 
+def numbers_cross_entropy(d: dict) -> dict:
+    z = np.array(d["logits"], dtype=np.float64)
+    y = d["target"]
+    p = kernels.softmax(z)
+    one_hot = np.zeros_like(z)
+    one_hot[y] = 1.0
+    return {
+        "z": z,
+        "p": p,
+        "log_p": kernels.log_softmax(z),
+        "loss": kernels.cross_entropy(z[None, :], np.array([y])),
+        "grad": p - one_hot,  # ∂ℒ/∂z for one example
+    }
+
+
+def present_cross_entropy(d: dict, n: dict) -> dict:
+    z, p, log_p, grad = n["z"], n["p"], n["log_p"], n["grad"]
+    y = d["target"]
+    labels = [f"z{i}" for i in range(len(z))]
+    return {
+        "rows": [
+            {
+                "i": i,
+                "target": i == y,
+                "logit": num(float(z[i]), 3),
+                "p": num(float(p[i]), 4),
+                "heat": heat_class(float(p[i])),
+                "log_p": num(float(log_p[i]), 4),
+                "grad": num(float(grad[i]), 4),
+            }
+            for i in range(len(z))
+        ],
+        "bars": bar_chart(p.tolist(), labels, title=f"softmax probabilities; the target is z{y}"),
+        "loss": num(n["loss"], 4),
+        "p_target": num(float(p[y]), 4),
+        "target": y,
+        "classes": len(z),
+        "uniform_loss": num(math.log(len(z)), 4),
+        "predicted": int(np.argmax(z)),
+        "grad_sum": num(float(grad.sum()), 6),
+    }
+
+
+def numbers_multi_head(d: dict) -> dict:
+    T, d_model, h = d["tokens"], d["d_model"], d["heads"]
+    rng = np.random.default_rng(d["seed"])
+    x = rng.normal(size=(T, d_model))
+    w_q, w_k, w_v, w_o = rng.normal(size=(4, d_model, d_model)) / math.sqrt(d_model)
+    mask = kernels.causal_mask(T) if d["causal"] else None
+    out, weights = kernels.multi_head_attention(x, w_q, w_k, w_v, w_o, heads=h, mask=mask)
+    return {"out": out, "weights": weights}
+
+
+def present_multi_head(d: dict, n: dict) -> dict:
+    T, d_model, h = d["tokens"], d["d_model"], d["heads"]
+    d_head = d_model // h
+    weights = n["weights"]
+    sums = weights.sum(axis=-1)
+    return {
+        "shapes": [
+            ("X", f"{T} × {d_model}"),
+            ("W^Q, W^K, W^V, W^O", f"{d_model} × {d_model} each"),
+            ("one head's Q, K, V", f"{T} × {d_head}"),
+            ("one head's weights", f"{T} × {T}"),
+            ("all weights", f"{h} × {T} × {T}"),
+            ("Concat(heads) W^O", f"{T} × {d_model}"),
+        ],
+        "heads": [
+            {
+                "i": i + 1,
+                "table": matrix_table(
+                    weights[i],
+                    f"Head {i + 1}: columns {i * d_head}–{(i + 1) * d_head - 1} of Q, K and V",
+                    heat=True,
+                    row_sums=sums[i],
+                    css="matrix heatmap",
+                    digits=2,
+                ),
+            }
+            for i in range(h)
+        ],
+        "output_table": matrix_table(n["out"], "Output = Concat(heads) · W^O", max_cols=16),
+        "row_sums_ok": bool(np.allclose(sums, 1.0)),
+        "tokens": T,
+        "heads_count": h,
+        "d_head": d_head,
+        "d_model": d_model,
+        "parameters": f"{4 * d_model * d_model:,}",
+        "causal": d["causal"],
+    }
+
+
+ADAMW_TABLE_STEPS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+
+
+def numbers_adamw(d: dict) -> dict:
+    grad = GRADIENTS[d["objective"]]
+    lr, wd = d["lr"], d["weight_decay"]
+    plain, _m, _v = kernels.adam(grad, d["theta0"], d["steps"], lr=lr)
+
+    def with_l2(th):  # the decay folded into the gradient, as before AdamW
+        return grad(th) + wd * th
+
+    l2, _m2, _v2 = kernels.adam(with_l2, d["theta0"], d["steps"], lr=lr)
+    decoupled, _m3, _v3 = kernels.adamw(grad, d["theta0"], d["steps"], lr=lr, weight_decay=wd)
+    return {"plain": plain, "l2": l2, "adamw": decoupled}
+
+
+def present_adamw(d: dict, n: dict) -> dict:
+    steps, theta0, lr, wd = d["steps"], d["theta0"], d["lr"], d["weight_decay"]
+    plain, l2, decoupled = n["plain"], n["l2"], n["adamw"]
+    reach = max(abs(theta0), *(float(np.abs(a).max()) for a in (plain, l2, decoupled)), 1e-3)
+    series = [
+        ("Adam (no decay)", "line-adam", plain),
+        ("Adam with L2 (λθ added to the gradient)", "line-raw", l2),
+        ("AdamW (decoupled decay)", "line-sgd", decoupled),
+    ]
+    table_steps = sorted({s for s in ADAMW_TABLE_STEPS if s <= steps} | {steps})
+    return {
+        "plot": line_plot(
+            series,
+            title=f"θ over {steps} steps: Adam, Adam with L2 and AdamW (λ = {wd:g})",
+            x_max=steps,
+            y_lo=-reach * 1.1,
+            y_hi=reach * 1.1,
+        ),
+        "series": [(label, css) for label, css, _ in series],
+        "table": [
+            {
+                "step": s,
+                "plain": num(float(plain[s]), 4),
+                "l2": num(float(l2[s]), 4),
+                "adamw": num(float(decoupled[s]), 4),
+            }
+            for s in table_steps
+        ],
+        "final": {
+            "plain": num(float(plain[-1]), 4),
+            "l2": num(float(l2[-1]), 4),
+            "adamw": num(float(decoupled[-1]), 4),
+        },
+        "shrink": num(1.0 - lr * wd, 6),
+        "pure_decay": num(theta0 * (1.0 - lr * wd) ** steps, 4),
+        "flat": d["objective"] == "flat",
+        "objective": ADAMW_OBJECTIVES[d["objective"]],
+        "steps": steps,
+        "weight_decay": wd,
+    }
+
+
 @dataclass(frozen=True)
 class Widget:
     key: str
@@ -352,6 +507,30 @@ WIDGETS: dict[str, Widget] = {
             RopeForm,
             numbers_rope,
             present_rope,
+        ),
+        Widget(
+            "cross-entropy",
+            "Cross-entropy and its gradient",
+            "Logits and a target class: the loss, the probabilities and softmax − one-hot.",
+            CrossEntropyForm,
+            numbers_cross_entropy,
+            present_cross_entropy,
+        ),
+        Widget(
+            "multi-head",
+            "Multi-head attention",
+            "Split d_model into heads and see each head's weights side by side.",
+            MultiHeadForm,
+            numbers_multi_head,
+            present_multi_head,
+        ),
+        Widget(
+            "adamw",
+            "Adam vs AdamW",
+            "Weight decay inside the gradient or decoupled from it, on one plot.",
+            AdamWForm,
+            numbers_adamw,
+            present_adamw,
         ),
     )
 }

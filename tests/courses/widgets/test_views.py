@@ -19,7 +19,7 @@ from courses.widgets import kernels, views
 from courses.widgets.registry import WIDGETS, defaults
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-KEYS = ["attention", "softmax", "norms", "adam", "rope"]
+KEYS = ["attention", "softmax", "norms", "adam", "rope", "cross-entropy", "multi-head", "adamw"]
 INLINE_STYLE = re.compile(r"\sstyle\s*=", re.IGNORECASE)
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>", re.IGNORECASE)
 
