@@ -59,8 +59,15 @@ class QueueChunk(Protocol):
     ) -> None: ...
 
 
+def recipient_count() -> int:
+    """How many would get an issue started now: the rows ``_freeze_recipients`` selects
+    (confirmed subscribers). The admin's confirmation page shows it."""
+    return Subscriber.objects.confirmed().count()
+
+
 def _freeze_recipients(issue_id: int, now: datetime) -> int:
-    """One INSERT … SELECT: a queued Delivery per confirmed subscriber; rows that exist stay."""
+    """One INSERT … SELECT: a queued Delivery per confirmed subscriber (the same filter as
+    :func:`recipient_count`); rows that exist stay."""
     delivery = Delivery._meta.db_table
     subscriber = Subscriber._meta.db_table
     sql = (
@@ -199,7 +206,7 @@ def _claim(issue_id: int, first_id: int, last_id: int, owner: str) -> list[Deliv
         )
     return list(
         Delivery.objects.filter(id__in=ids)
-        .select_related("subscriber")
+        .select_related("subscriber__user")
         .only(
             "id",
             "attempts",
@@ -207,6 +214,8 @@ def _claim(issue_id: int, first_id: int, last_id: int, owner: str) -> list[Deliv
             "subscriber__email",
             "subscriber__name",
             "subscriber__status",
+            "subscriber__user__first_name",  # greeting_name falls back to the account's name
+            "subscriber__user__last_name",
         )
         .order_by("id")
     )
