@@ -183,7 +183,7 @@ class IssueAdmin(admin.ModelAdmin):
         """The HTML part as the editor would receive it."""
         issue = self._issue(request, pk)
         reader = Subscriber.objects.for_email(request.user.email).first() or Subscriber(
-            pk=0, email=request.user.email, name=request.user.first_name
+            pk=0, email=request.user.email, user=request.user
         )
         mail = emails.IssueMail(issue)
         msg = mail.message(reader)
