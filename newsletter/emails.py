@@ -51,6 +51,15 @@ def _unsubscribe_path() -> str:
     return reverse("newsletter:unsubscribe", args=["TOKEN"])
 
 
+def warm_up() -> None:
+    """Load the URL resolver, the math font and the typesetter (see newsletter/apps.py)."""
+    from .mail_rendering import render_equation
+
+    _unsubscribe_path()
+    reverse("newsletter:archive")
+    render_equation("x", display=False)
+
+
 def confirmation_url(subscriber) -> str:
     return absolute(reverse("newsletter:confirm", args=[tokens.confirmation_token(subscriber)]))
 

@@ -41,7 +41,7 @@ from django.core.mail import get_connection
 from django.core.mail.backends.smtp import EmailBackend as SmtpBackend
 from django.core.mail.message import sanitize_address
 from django.db import connection, transaction
-from django.db.models import F, Min, Q
+from django.db.models import Min, Q
 from django.utils import timezone
 
 from .. import emails
@@ -221,18 +221,19 @@ def _claim(issue_id: int, first_id: int, last_id: int, owner: str) -> list[Deliv
     )
 
 
+_MARK_SENT_SQL = (
+    f"UPDATE {Delivery._meta.db_table} SET status = %s, sent_at = %s, attempts = attempts + 1, "  # noqa: S608 - table name from _meta
+    "last_error = '', lease_owner = '', lease_until = NULL, next_attempt_at = NULL, "
+    "updated_at = %s WHERE id = %s"
+)
+
+
 def _mark_sent(delivery: Delivery) -> None:
+    """The row is *sent*. One statement per message, written out once: the ORM's update()
+    costs ~0.35 ms of Python per call, a sixth of a message's time in a large send."""
     now = timezone.now()
-    Delivery.objects.filter(pk=delivery.pk).update(
-        status=Delivery.Status.SENT,
-        sent_at=now,
-        attempts=F("attempts") + 1,
-        last_error="",
-        lease_owner="",
-        lease_until=None,
-        next_attempt_at=None,
-        updated_at=now,
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_MARK_SENT_SQL, [Delivery.Status.SENT, now, now, delivery.pk])
 
 
 def _mark_failure(delivery: Delivery, *, error: str, permanent: bool) -> str:
