@@ -213,14 +213,15 @@ class IssueMail:
         msg.attach_alternative(body_html, "text/html")
         return msg
 
-    def raw(self, subscriber) -> bytes:
-        """The personalised message as bytes for SMTP DATA."""
+    def raw(self, subscriber, *, address: str | None = None) -> bytes:
+        """The personalised message as bytes for SMTP DATA (``address``: the subscriber's
+        address already passed through ``sanitize_address``, if the caller has it)."""
         if self._parts is None:
             return self.message(subscriber).message().as_bytes(linesep="\r\n")
         unsubscribe = unsubscribe_url(subscriber)
         hello = greeting(subscriber)
         values = {
-            TO_MARK: sanitize_address(subscriber.email, "utf-8"),
+            TO_MARK: address or sanitize_address(subscriber.email, "utf-8"),
             MSGID_MARK: make_msgid(domain=DNS_NAME),
             UNSUBSCRIBE_HTML_MARK: html.escape(unsubscribe),
             UNSUBSCRIBE_MARK: unsubscribe,
