@@ -25,6 +25,7 @@ import base64
 import hashlib
 import html
 import logging
+import os
 import re
 import textwrap
 import unicodedata
@@ -79,7 +80,7 @@ def math_font() -> str:
         target.parent.mkdir(parents=True, exist_ok=True)
         font = TTFont(FONT_SOURCE)
         font.flavor = None
-        partial = target.with_suffix(f".{digest}.tmp")
+        partial = target.with_suffix(f".{os.getpid()}.tmp")  # one per writing process
         font.save(partial)
         partial.replace(target)  # atomic: parallel workers never read half a font
     return str(target)

@@ -155,11 +155,15 @@ def test_browser_send_now_confirms_then_status_follows_without_reload(
     page.goto("/admin/login/")
     page.fill("#id_username", editor.email)
     page.fill("#id_password", password)
-    page.click("input[type=submit]")
+    # Each navigation completes (load) before the next, so no request is cut off midway.
+    with page.expect_navigation(wait_until="load"):
+        page.click("input[type=submit]")
     page.goto(f"/admin/newsletter/issue/{issue.pk}/change/")
-    page.get_by_role("link", name="Send now…").click()
+    with page.expect_navigation(wait_until="load"):
+        page.get_by_role("button", name="Send now… (asks to confirm)").click()
     assert page.inner_text("[data-fact=recipients]") == "2 confirmed subscribers"
-    page.get_by_role("button", name="Confirm: send to 2 confirmed subscribers").click()
+    with page.expect_navigation(wait_until="load"):
+        page.get_by_role("button", name="Confirm: send to 2 confirmed subscribers").click()
     page.locator("#issue-progress").wait_for()
     assert page.inner_text("#issue-status-value") == "sending"
     assert page.inner_text("#issue-progress h2") == "Delivery in progress"
