@@ -146,7 +146,8 @@ class IssueAdmin(admin.ModelAdmin):
         failures = list(
             issue.deliveries.failed()
             .select_related("subscriber")
-            .only("id", "attempts", "last_error", "subscriber__email")
+            # issue_id too: the related manager reads it to attach the issue (else 1 query a row)
+            .only("id", "issue_id", "attempts", "last_error", "subscriber__email")
             .order_by("id")[:FAILURES_SHOWN]
         )
         failures_url = (

@@ -431,3 +431,71 @@ def test_list_action_send_now_goes_to_the_confirmation(editor_client):
     )
     assert "Select one issue to send" in response.content.decode()
     assert Delivery.objects.count() == 0
+
+
+# --- SITE_URL follows make run ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "expected"),
+    [
+        (["PORT=8201"], {}, "http://127.0.0.1:8201"),
+        (["HOST=0.0.0.0", "PORT=9000"], {}, "http://0.0.0.0:9000"),
+        (["PORT=8201"], {"SITE_URL": "https://fs.example"}, "https://fs.example"),
+    ],
+)
+def test_make_run_points_mailed_links_at_the_address_it_serves(args, env, expected):
+    """`make run PORT=…` hands every process a SITE_URL on that port unless one is set."""
+    import os
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    root = Path(__file__).resolve().parents[2]
+    clean = {k: v for k, v in os.environ.items() if k not in ("SITE_URL", "HOST", "PORT")}
+    command = [make, "-s", "--no-print-directory", "--eval", "print-url: ; @echo $(SITE_URL)"]
+    out = subprocess.run(
+        [*command, "print-url", *args],
+        cwd=root,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == expected
+
+
+def test_send_now_of_a_sent_issue_sends_nothing_again(editor_client):
+    SubscriberFactory()
+    issue = IssueFactory(status=Issue.Status.SENT)
+    response = editor_client.get(f"/admin/newsletter/issue/{issue.pk}/send-now/", follow=True)
+    assert f"“{issue.subject}” is sent; not sent again." in response.content.decode()
+    response = editor_client.post(
+        f"/admin/newsletter/issue/{issue.pk}/send-now/", {"confirm": "send"}, follow=True
+    )
+    assert "not sent again" in response.content.decode()
+    assert Delivery.objects.count() == 0
+
+
+def test_progress_fragment_queries_do_not_grow_with_failures(editor_client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    issue = IssueFactory(status=Issue.Status.SENT)
+    url = f"/admin/newsletter/issue/{issue.pk}/progress/"
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert editor_client.get(url).status_code == 200
+        return len(ctx.captured_queries)
+
+    Delivery.objects.create(issue=issue, subscriber=SubscriberFactory(), status="failed")
+    one = queries()
+    Delivery.objects.bulk_create(
+        Delivery(issue=issue, subscriber=s, status="failed", last_error="550 no")
+        for s in confirmed_subscribers(40, prefix="f")
+    )
+    assert queries() == one
