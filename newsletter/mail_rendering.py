@@ -49,7 +49,7 @@ from platform.rendering import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, MAX_FORMULA_LEN
 
 log = logging.getLogger(__name__)
 
-MAIL_RENDERER_VERSION = "1"
+MAIL_RENDERER_VERSION = "2"
 FONT_SOURCE = Path(settings.BASE_DIR) / "platform/static/platform/fonts/latinmodern-math.woff2"
 # Equations are set at the body's size (17 px) and rasterised at 2× for high-density screens.
 FONT_PX = 17
@@ -58,6 +58,7 @@ SCALE = 2
 # multi-megabyte PNG); it is shown as text instead.
 MAX_IMAGE_PX = 1600
 EQUATION_CACHE_SECONDS = 60 * 60 * 24 * 30
+PAPER = "#ffffff"  # the letter's background (newsletter/email/issue.css, .letter)
 
 
 # --- the font --------------------------------------------------------------------------------
@@ -295,7 +296,13 @@ def _typeset(latex: str, display: bool) -> tuple[bytes, int, int, int] | None:
     _x, top, width, height = (float(v) for v in match.groups())
     if width <= 0 or height <= 0 or width > MAX_IMAGE_PX or height > MAX_IMAGE_PX:
         return None
-    png = bytes(resvg_py.svg_to_bytes(svg_string=svg, zoom=SCALE, skip_system_fonts=True))
+    # On the letter's white, not transparent: a client that darkens the mail (Gmail's apps)
+    # leaves pictures alone, and black glyphs on a transparent ground would vanish.
+    png = bytes(
+        resvg_py.svg_to_bytes(
+            svg_string=svg, zoom=SCALE, skip_system_fonts=True, background=PAPER
+        )
+    )
     depth = max(0, round(height + top))  # the baseline is at y = 0 of the viewBox
     return png, round(width), round(height), depth
 
