@@ -27,6 +27,7 @@ import html
 import logging
 import os
 import re
+import secrets
 import textwrap
 import unicodedata
 from dataclasses import dataclass
@@ -299,9 +300,7 @@ def _typeset(latex: str, display: bool) -> tuple[bytes, int, int, int] | None:
     # On the letter's white, not transparent: a client that darkens the mail (Gmail's apps)
     # leaves pictures alone, and black glyphs on a transparent ground would vanish.
     png = bytes(
-        resvg_py.svg_to_bytes(
-            svg_string=svg, zoom=SCALE, skip_system_fonts=True, background=PAPER
-        )
+        resvg_py.svg_to_bytes(svg_string=svg, zoom=SCALE, skip_system_fonts=True, background=PAPER)
     )
     depth = max(0, round(height + top))  # the baseline is at y = 0 of the viewBox
     return png, round(width), round(height), depth
@@ -346,8 +345,9 @@ def equation_html(equation: Equation) -> str:
 
 # --- markdown → HTML for mail ----------------------------------------------------------------
 
-_EQ_MARK = "FSMAILEQ{}Q"  # survives markdown and the sanitiser as a plain word
-_EQ_MARK_RE = re.compile(r"FSMAILEQ(\d+)Q")
+# "FSMAILEQ<nonce>N<index>Q" survives markdown and the sanitiser as a plain word; the nonce is
+# new for each render, so text in a body can never be mistaken for a marker.
+_EQ_MARK = "FSMAILEQ{}N{}Q"
 
 MAIL_TAGS = set(ALLOWED_TAGS) | {"img"}
 MAIL_ATTRIBUTES = {**ALLOWED_ATTRIBUTES, "img": {"src", "alt", "title", "width", "height"}}
@@ -369,11 +369,12 @@ def _absolute_links(tag: str, attribute: str, value: str) -> str | None:
 
 
 def _math_inline_mark(self, tokens, idx, options, env) -> str:
-    return _EQ_MARK.format(env["equations"][(tokens[idx].content.strip(), False)])
+    return _EQ_MARK.format(env["nonce"], env["equations"][(tokens[idx].content.strip(), False)])
 
 
 def _math_block_mark(self, tokens, idx, options, env) -> str:
-    return "<p>" + _EQ_MARK.format(env["equations"][(tokens[idx].content.strip(), True)]) + "</p>\n"
+    index = env["equations"][(tokens[idx].content.strip(), True)]
+    return "<p>" + _EQ_MARK.format(env["nonce"], index) + "</p>\n"
 
 
 @lru_cache(maxsize=1)
@@ -412,7 +413,8 @@ def render_body(source: str) -> RenderedBody:
     found: dict[tuple[str, bool], int] = {}
     _collect_equations(tokens, found)
     equations = [render_equation(latex, display=display) for (latex, display) in found]
-    raw = md.renderer.render(tokens, md.options, {"equations": found})
+    nonce = secrets.token_hex(8)
+    raw = md.renderer.render(tokens, md.options, {"equations": found, "nonce": nonce})
     body = nh3.clean(
         raw,
         tags=MAIL_TAGS,
@@ -422,8 +424,10 @@ def render_body(source: str) -> RenderedBody:
         strip_comments=True,
         attribute_filter=_absolute_links,
     )
-    body = re.sub(r"<p>(FSMAILEQ\d+Q)</p>", r"\1", body)  # a display image brings its own <p>
-    body = _EQ_MARK_RE.sub(lambda m: equation_html(equations[int(m[1])]), body)
+    mark = rf"FSMAILEQ{nonce}N(\d+)Q"
+    # A display equation alone in its paragraph brings its own <p>; the rest sit in the text.
+    body = re.sub(rf"<p>{mark}</p>", lambda m: equation_html(equations[int(m[1])]), body)
+    body = re.sub(mark, lambda m: equation_html(equations[int(m[1])]), body)
     pictured = tuple({eq.cid: eq for eq in equations if eq.png is not None}.values())
     return RenderedBody(html=body, text=markdown_to_mail_text(tokens), equations=pictured)
 

@@ -148,6 +148,7 @@ def test_demo_letter_equations_are_images_with_size_and_alt():
         "Huge $" + "x+" * 3000 + "x$ formula.",
         "$$\\begin{matrix}a & b \\\\ c\\end{matrix}$$",
         "Lone $ dollar and $$",
+        "Marker-like text FSMAILEQ99Q and FSMAILEQ0N0Q with $x$.",
         "",
     ],
 )
@@ -166,6 +167,13 @@ def test_hostile_or_odd_latex_never_crashes_and_reads(body):
         assert '<code class="math-fallback">\\frac{1}{</code>' in rendered.html
     if "<script>" in body:
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered.html
+
+
+def test_paragraphs_stay_whole_around_equations():
+    html = render_body("$x$ starts it.\n\n$$y$$\n\nEnds with $z$").html
+    assert re.sub(r"<img [^>]*>", "IMG", html) == (
+        '<p>IMG starts it.</p>\n<p class="math-display">IMG</p>\n<p>Ends with IMG</p>\n'
+    )
 
 
 def test_links_and_images_are_absolute_in_both_parts():
