@@ -50,6 +50,68 @@ class RangeInput(forms.NumberInput):
     input_type = "range"
 
 
+def tau_of_scale(s: float, lo: float, hi: float) -> float:
+    """The slider position s ∈ [−1, 1] as a temperature: log scale, τ = 1 at s = 0,
+    τ = lo at s = −1 and τ = hi at s = 1 (each half geometric)."""
+    return lo ** (-s) if s < 0 else hi**s
+
+
+def scale_of_tau(tau: float, lo: float, hi: float) -> float:
+    """The inverse of :func:`tau_of_scale`, clamped to [−1, 1]."""
+    s = -math.log(tau) / math.log(lo) if tau < 1 else math.log(tau) / math.log(hi)
+    return min(1.0, max(-1.0, s))
+
+
+def tau_text(tau: float) -> str:
+    """τ as the slider's read-out shows it: three significant digits (JS does the same)."""
+    return f"{tau:.3g}"
+
+
+class LogTemperatureSlider(forms.Widget):
+    """A temperature slider on a log scale with τ = 1 in the middle.
+
+    The range input is named ``<name>_scale`` and moves s ∈ [−1, 1]; the field still takes τ:
+    a query may give ``<name>=τ`` (links, tests, the API) or ``<name>_scale=s`` (the slider,
+    with or without JavaScript), and the scale wins when both are there. The read-out next to
+    it shows τ, never s.
+    """
+
+    def __init__(self, lo: float, hi: float, attrs: dict | None = None) -> None:
+        super().__init__(attrs)
+        self.lo, self.hi = lo, hi
+
+    def value_from_datadict(self, data, files, name):
+        scale = data.get(f"{name}_scale")
+        if scale in (None, ""):
+            return data.get(name)
+        try:
+            s = float(scale)
+        except (TypeError, ValueError):
+            return scale  # the field says what a number must be
+        if not math.isfinite(s):
+            return scale
+        return repr(tau_of_scale(s, self.lo, self.hi))
+
+    def render(self, name, value, attrs=None, renderer=None):
+        from django.utils.html import format_html
+
+        try:
+            tau = float(value)
+        except (TypeError, ValueError):
+            tau = 1.0
+        if not math.isfinite(tau) or tau <= 0:
+            tau = 1.0
+        s = scale_of_tau(tau, self.lo, self.hi)
+        element_id = (attrs or {}).get("id", f"id_{name}")
+        return format_html(
+            '<input type="range" name="{}_scale" id="{}" min="-1" max="1" step="0.01" '
+            'value="{}" data-tau-min="{}" data-tau-max="{}" aria-valuetext="τ = {}">'
+            '<output class="readout" for="{}" data-readout-for="{}">{}</output>',
+            name, element_id, f"{s:.4f}", self.lo, self.hi, tau_text(tau),
+            element_id, element_id, tau_text(tau),
+        )  # fmt: skip
+
+
 def _messages(text: str) -> dict[str, str]:
     return {
         key: text
@@ -178,7 +240,7 @@ class AttentionForm(forms.Form):
     d_v = int_field("d_v", 1, MAX_DIM, 8)
     seed = int_field("seed", 0, 2**32 - 1, 0)
     temperature = FiniteFloatField(
-        "temperature τ", 0.05, 10.0, 1.0, widget=RangeInput(attrs={"step": "0.05"})
+        "temperature τ", 0.05, 10.0, 1.0, widget=LogTemperatureSlider(0.05, 10.0)
     )
     causal = forms.BooleanField(label="causal mask", required=False, initial=False)
     q = MatrixField("Q (optional: tokens × d_k)")
@@ -209,7 +271,7 @@ class AttentionForm(forms.Form):
 class SoftmaxForm(forms.Form):
     logits = VectorField("logits", "2 1 0.5 -1", max_len=32)
     temperature = FiniteFloatField(
-        "temperature τ", 0.01, 20.0, 1.0, widget=RangeInput(attrs={"step": "0.01"})
+        "temperature τ", 0.01, 20.0, 1.0, widget=LogTemperatureSlider(0.01, 20.0)
     )
 
 

@@ -20,7 +20,7 @@ def test_attention_temperature_slider_changes_heatmap_without_page_load(page):
     assert slider.get_attribute("type") == "range"
     slider.focus()
     with page.expect_response(lambda r: "/widgets/attention/?" in r.url and r.status == 200):
-        for _ in range(20):  # 20 × 0.05: τ from 1.00 to 2.00, as a learner drags it
+        for _ in range(30):  # s from 0 to 0.30 on the log slider: τ = 10^0.3 ≈ 2.00
             page.keyboard.press("ArrowRight")
     page.wait_for_function(
         "document.querySelector('#w-attention-result .widget-summary').textContent"
