@@ -167,7 +167,8 @@ def _find(root: ET.Element, patterns: Sequence[Pattern]) -> None:
                 continue
             if len(p.run) == 1:
                 (target,) = p.run
-                if own == target and element.tag != "math":
+                wrapper = element.tag in ("math", "mrow", "mstyle") and len(children) == 1
+                if own == target and not wrapper:  # a one-child wrapper: mark the child only
                     if not (is_base and not target[2]):  # d is not the d of d_k
                         _add_class(element, p.css)
                 elif (
