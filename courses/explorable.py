@@ -290,21 +290,22 @@ class ExploredPart:
     role: str
     reason: str
     meaning_name: str
-    meaning: str  # plain text: the glossary's explanation, or ""
+    meaning: SafeString  # the first paragraph of the glossary's explanation, or ""
 
 
-def _meaning(latex: str, symbols: Sequence) -> tuple[str, str]:
+def _meaning(latex: str, symbols: Sequence) -> tuple[str, SafeString]:
+    """The glossary entry a part is mostly about: its name and the first paragraph of its
+    explanation (typeset). The longest recognised token wins (\\hat{m}_t is m-hat, not m)."""
     from courses.widgets.explorer import decode  # the explorer reads the same glossary
+    from platform.rendering import render_markdown
 
     found = decode(latex, symbols).symbols
     if not found:
-        return "", ""
-    entry = max(found, key=lambda e: len(e.key))  # \hat{m}_t names m-hat before m
-    symbol = entry.symbol
-    from platform.rendering import markdown_to_text
-
-    text = markdown_to_text(getattr(symbol, "explanation", "") or entry.explanation)
-    return entry.name, " ".join(text.split())
+        return "", mark_safe("")
+    entry = max(found, key=lambda e: len(e.key))
+    explanation = getattr(entry.symbol, "explanation", "") or entry.explanation
+    first = str(render_markdown(explanation)).split("</p>", 1)[0].removeprefix("<p>")
+    return entry.name, mark_safe(first)  # noqa: S308 - sanitised by render_markdown
 
 
 def explore(equations: Sequence, chapter_symbols: Sequence, symbols: Sequence) -> list[Pattern]:

@@ -37,16 +37,22 @@
     });
     lit = mark;
   }
-  document.addEventListener("mouseover", function (event) { light(markOf(event.target)); });
-  document.addEventListener("focusin", function (event) { light(markOf(event.target)); });
+  // What the pointer is over and what has keyboard focus are kept apart: the pointer wins
+  // while it is on a mark; leaving one falls back to the focused one.
+  var hovered = null, focused = null;
+  function update() { light(hovered || focused); }
+  document.addEventListener("mouseover", function (event) { hovered = markOf(event.target); update(); });
+  document.addEventListener("focusin", function (event) { focused = markOf(event.target); update(); });
   document.addEventListener("focusout", function (event) {
     if (event.target.classList) event.target.classList.remove("tip-off");
-    light(null);
+    focused = null;
+    update();
   });
   document.addEventListener("keydown", function (event) {
     if (event.key === "Escape" && lit) {
       if (document.activeElement && document.activeElement.classList) document.activeElement.classList.add("tip-off");
-      light(null);
+      hovered = focused = null;
+      update();
     }
   });
 })();
