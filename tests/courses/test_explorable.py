@@ -8,7 +8,14 @@ import re
 import pytest
 from django.urls import reverse
 
-from courses.explorable import mark_html, part_class, pattern, symbol_class, symbol_patterns
+from courses.explorable import (
+    mark_html,
+    part_class,
+    pattern,
+    symbol_class,
+    symbol_patterns,
+    unmark,
+)
 from courses.models import Chapter, Symbol
 from platform.rendering import render_math
 
@@ -32,9 +39,9 @@ def test_mark_single_symbol_everywhere_it_occurs():
 
 def test_mark_a_run_of_siblings_is_wrapped_in_one_mrow():
     html = marked(ATTENTION, ("pt-2", r"\operatorname{Attention}(Q, K, V)"))
-    assert html.count('<mrow class="eq-mark pt-2">') == 1
-    wrapped = html[html.index('<mrow class="eq-mark pt-2">') :]
-    assert wrapped.startswith('<mrow class="eq-mark pt-2"><mo>Attention</mo><mo stretchy="false">(')
+    assert html.count('<mrow class="eq-run eq-mark pt-2">') == 1
+    wrapped = html[html.index('<mrow class="eq-run eq-mark pt-2">') :]
+    assert wrapped.startswith('<mrow class="eq-run eq-mark pt-2"><mo>Attention</mo><mo')
 
 
 def test_mark_superscript_alone_and_root_by_structure():
@@ -57,6 +64,13 @@ def test_mark_subscripted_symbol_inside_sub_and_superscript():
 def test_mark_bold_and_plain_letters_are_the_same_symbol():
     html = marked(r"\mathbf{x} - \mu", ("sy-x", "x"))
     assert '<mi class="eq-mark sy-x">𝐱</mi>' in html
+
+
+def test_unmark_gives_back_exactly_what_the_renderer_wrote():
+    plain = str(render_math(ATTENTION, display=True))
+    parts = [("pt-1", "Q"), ("pt-2", r"\operatorname{Attention}(Q, K, V)"), ("pt-3", r"^\top")]
+    assert marked(ATTENTION, *parts) != plain
+    assert unmark(marked(ATTENTION, *parts)) == plain
 
 
 def test_mark_leaves_unparseable_or_unmatched_html_unchanged():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -60,10 +62,12 @@ def test_attention_without_javascript_still_answers(no_js_page):
     no_js_page.locator("#w-attention form button[type=submit]").click()
     no_js_page.wait_for_url("**/widgets/attention/?*")
     assert "tokens=3" in no_js_page.url and "causal=on" in no_js_page.url
-    summary = no_js_page.locator(".widget-summary").inner_text()
-    assert summary.startswith("3 tokens at τ = 1.00")
+    assert "temperature_scale=0" in no_js_page.url  # the log slider, at τ = 1
+    summary = no_js_page.locator(".widget-summary").text_content()
+    assert re.match(r"3 tokens at τ.* = 1\.00", summary)  # τ typeset (maybe with its TeX)
     assert no_js_page.locator("table.heatmap tbody tr").count() == 3
-    assert "−∞" in no_js_page.locator("table.matrix").nth(1).inner_text()
+    assert no_js_page.locator("table.heatmap td.masked").count() == 3  # drawn as masked
+    assert "−∞ → 0" in no_js_page.locator(".mask-legend").first.inner_text()
 
 
 def test_explorer_decodes_as_the_learner_types(page):
