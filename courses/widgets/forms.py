@@ -12,6 +12,8 @@ import math
 import re
 
 from django import forms
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 MAX_TOKENS = 64
 MAX_DIM = 256
@@ -44,6 +46,17 @@ def form_errors(form: forms.Form) -> list[tuple[str, str]]:
         label = str(form.fields[name].label) if name in form.fields else "input"
         out += [(label, str(m)) for m in messages]
     return out
+
+
+def typeset(latex: str, note: str = "", note_latex: str = "") -> SafeString:
+    """A field label with its symbol typeset (MathML), e.g. "d_k (key width)"."""
+    from platform.rendering import render_math
+
+    if not note:
+        return render_math(latex)
+    if note_latex:
+        return format_html("{} ({}{})", render_math(latex), note, render_math(note_latex))
+    return format_html("{} ({})", render_math(latex), note)
 
 
 class RangeInput(forms.NumberInput):
@@ -209,7 +222,8 @@ class VectorField(forms.CharField):
 class MatrixField(forms.CharField):
     """Rows on separate lines (or separated by ';'), entries by spaces or commas. Optional."""
 
-    def __init__(self, label: str, **kwargs) -> None:
+    def __init__(self, label: str, *, name: str = "", **kwargs) -> None:
+        self.name = name or str(label)  # how error messages call it, as plain text
         kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}))
         super().__init__(
             label=label,
@@ -227,7 +241,7 @@ class MatrixField(forms.CharField):
         if not text.strip():
             return None
         rows = [r for r in re.split(r"[;\n]+", text.strip()) if r.strip()]
-        matrix = [parse_numbers(r, str(self.label)) for r in rows]
+        matrix = [parse_numbers(r, self.name) for r in rows]
         widths = {len(r) for r in matrix}
         if len(widths) != 1:
             raise forms.ValidationError("Every row must have the same number of entries.")
@@ -236,16 +250,16 @@ class MatrixField(forms.CharField):
 
 class AttentionForm(forms.Form):
     tokens = int_field("tokens", 1, MAX_TOKENS, 4)
-    d_k = int_field("d_k", 1, MAX_DIM, 8)
-    d_v = int_field("d_v", 1, MAX_DIM, 8)
+    d_k = int_field(typeset("d_k", "key width"), 1, MAX_DIM, 8)
+    d_v = int_field(typeset("d_v", "value width"), 1, MAX_DIM, 8)
     seed = int_field("seed", 0, 2**32 - 1, 0)
     temperature = FiniteFloatField(
         "temperature τ", 0.05, 10.0, 1.0, widget=LogTemperatureSlider(0.05, 10.0)
     )
     causal = forms.BooleanField(label="causal mask", required=False, initial=False)
-    q = MatrixField("Q (optional: tokens × d_k)")
-    k = MatrixField("K (optional: tokens × d_k)")
-    v = MatrixField("V (optional: tokens × d_v)")
+    q = MatrixField(typeset("Q", "optional: tokens × ", "d_k"), name="Q")
+    k = MatrixField(typeset("K", "optional: tokens × ", "d_k"), name="K")
+    v = MatrixField(typeset("V", "optional: tokens × ", "d_v"), name="V")
 
     def clean(self):
         data = super().clean()
@@ -304,7 +318,7 @@ class AdamForm(forms.Form):
 
 
 class RopeForm(forms.Form):
-    d_k = int_field("d_k (even)", 2, MAX_DIM, 8)
+    d_k = int_field(typeset("d_k", "even"), 2, MAX_DIM, 8)
     base = FiniteFloatField("base", 1.0, 1e9, 10000.0)
     positions = VectorField("positions", "0 1 2 3 5 8", max_len=16)
     heads = int_field("heads (for the before-split comparison)", 1, 8, 2)

@@ -254,7 +254,11 @@ def test_registry_unknown_widget_key_is_a_404(client, rf: RequestFactory):
             {"tokens": "65"},
             "<strong>tokens</strong>: Enter a whole number from 1 to 64.",
         ),
-        ("attention", {"d_k": "257"}, "<strong>d_k</strong>: Enter a whole number from 1 to 256."),
+        (
+            "attention",
+            {"d_k": "257"},
+            "</math> (key width)</strong>: Enter a whole number from 1 to 256.",
+        ),
         (
             "attention",
             {"temperature": "nan"},
