@@ -81,3 +81,18 @@ def test_explorer_decodes_as_the_learner_types(page):
     page.locator("#explorer-result .rendered-equation math").wait_for()
     assert "square root" in page.locator("#explorer-result").inner_text()
     page.watch.assert_clean()
+
+
+def test_widgets_read_on_a_360_px_screen(page):
+    page.set_viewport_size({"width": 360, "height": 800})
+    page.goto(reverse("widgets:adam"))
+    sizes = page.eval_on_selector_all(
+        ".plot-y span, .plot-x span",
+        "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))",
+    )
+    assert len(sizes) == 4 and min(sizes) >= 12  # was ~4 px when the labels scaled with the SVG
+    assert page.evaluate("document.documentElement.scrollWidth") == 360
+    page.goto(reverse("widgets:attention") + "?tokens=12&causal=on")
+    assert page.evaluate("document.documentElement.scrollWidth") == 360  # wide tables scroll
+    assert page.locator("table.heatmap td.masked").count() == 66
+    page.watch.assert_clean()
