@@ -232,3 +232,16 @@ def test_hovering_and_focusing_parts_lights_occurrences_and_shows_meaning(page, 
     page.locator('.symbol-chip[data-mark="sy-square-root"] summary').focus()
     assert page.locator(".sy-square-root.is-lit").count() >= 3
     page.watch.assert_clean()
+
+
+def test_editing_a_glossary_entry_refreshes_the_part_tooltips(client, attention_chapter):
+    # The square root is not one of the chapter's chips, but its part's tooltip quotes it.
+    root = Symbol.objects.create(
+        slug="square-root", name="square root", glyph="√", latex=r"\sqrt{x}",
+        tokens=[r"\sqrt", "√"], explanation="The number that squared gives what is under it.",
+    )  # fmt: skip
+    url = attention_chapter.get_absolute_url()
+    assert "The number that squared gives" in client.get(url).content.decode()  # now cached
+    root.explanation = "Undoes a square."
+    root.save()
+    assert "<em>Square root</em>: Undoes a square." in client.get(url).content.decode()
