@@ -40,6 +40,7 @@ VERSION = "2"
 _MATH = re.compile(r"<math\b[^>]*>.*?</math>", re.S)
 _IGNORED_TAGS = {"mspace", "annotation", "annotation-xml"}
 _SCRIPTED = {"msub", "msubsup"}
+_INVISIBLE = {"\u2061", "\u2062", "\u2063", "\u2064"}
 # Commands whose glossary token has no argument: they are found by the element they make.
 _BY_ELEMENT = {
     r"\sqrt": ("msqrt", ""),
@@ -79,10 +80,13 @@ def _parse(fragment: str) -> ET.Element | None:
 
 
 def _content(element: ET.Element) -> list[ET.Element]:
-    """The children that carry meaning: no spacing, no annotations; semantics unwrapped."""
+    """The children that carry meaning: no spacing, no annotations, no invisible operators
+    (function application, invisible times); semantics unwrapped."""
     out = []
     for child in element:
         if child.tag in _IGNORED_TAGS:
+            continue
+        if child.tag == "mo" and (child.text or "").strip() in _INVISIBLE:
             continue
         if child.tag == "semantics":
             out += _content(child)[:1]

@@ -73,6 +73,20 @@ def test_unmark_gives_back_exactly_what_the_renderer_wrote():
     assert unmark(marked(ATTENTION, *parts)) == plain
 
 
+def test_mark_ignores_invisible_operators_and_annotations():
+    # However the renderer writes function application or the TeX source, the parts still match.
+    base = str(render_math(r"\operatorname{softmax}(Q)", display=True))
+    name = re.search(r"<m[io]>softmax</m[io]>", base)[0]
+    fragment = base.replace(name, name + "<mo>\u2061</mo>", 1).replace(
+        "</math>", '<annotation encoding="application/x-tex">Q</annotation></math>'
+    )
+    parts = [pattern("pt-1", "Q"), pattern("pt-2", r"\operatorname{softmax}(Q)")]
+    html = str(mark_html(fragment, parts))
+    assert '<mi class="eq-mark pt-1">Q</mi>' in html
+    assert f'<mrow class="eq-run eq-mark pt-2">{name}<mo>\u2061</mo>' in html
+    assert '<annotation encoding="application/x-tex">Q</annotation>' in html  # left alone
+
+
 def test_mark_leaves_unparseable_or_unmatched_html_unchanged():
     source = '<p>Not maths</p><code class="math-error">\\frac{</code>'
     assert str(mark_html(source, [pattern("pt-9", "Q")])) == source
