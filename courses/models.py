@@ -363,6 +363,38 @@ class EquationPart(models.Model):
         return f"{self.latex} ({self.role})"
 
 
+# The seven questions of the tutor (courses.widgets.walkthrough), in the order it asks them.
+SEVEN_QUESTIONS: list[tuple[str, str]] = [
+    ("output", "What comes out?"),
+    ("inputs", "What goes in?"),
+    ("learned", "What is learned?"),
+    ("shapes", "What shape is everything?"),
+    ("operations", "What does each operation do?"),
+    ("extremes", "What happens at the extremes?"),
+    ("ablations", "What breaks without each part?"),
+]
+
+
+class EquationAnswer(models.Model):
+    """An editor's model answer to one of the seven questions about one equation: what the
+    tutor shows after the learner has answered that question themselves."""
+
+    equation = models.ForeignKey(Equation, on_delete=models.CASCADE, related_name="answers")
+    question = models.CharField(max_length=20, choices=SEVEN_QUESTIONS)
+    text = models.TextField(help_text="The model answer. Markdown with $math$.")
+
+    class Meta:
+        ordering = ["equation", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["equation", "question"], name="equation_answer_once_per_question"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.equation}: {self.get_question_display()}"
+
+
 class CodeListing(models.Model):
     class CheckStatus(models.TextChoices):
         """The verdict of the last sandboxed run (the sandbox's statuses), or none yet."""
@@ -623,15 +655,7 @@ class ChapterProgress(LearnerOwned):
 class Walkthrough(models.Model):
     """A signed-in learner's answers to the seven questions about one equation."""
 
-    ANSWER_KEYS = (
-        "output",
-        "inputs",
-        "learned",
-        "shapes",
-        "operations",
-        "extremes",
-        "ablations",
-    )
+    ANSWER_KEYS = tuple(key for key, _question in SEVEN_QUESTIONS)
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="walkthroughs"

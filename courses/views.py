@@ -21,8 +21,9 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from platform.http import HtmxHttpRequest
+from platform.rendering import render_markdown
 
-from . import page_cache, services
+from . import explorable, page_cache, services
 from .forms import CheckForm, FinishForm, LabelForm
 from .learners import Learner, current_learner
 from .models import (
@@ -37,6 +38,7 @@ from .models import (
     Walkthrough,
 )
 from .page_cache import ARTICLE_TEMPLATE, CHAPTER_TEMPLATE, LearnerState
+from .widgets.explorer import load_symbols
 
 
 def _progress_by_chapter(learner: Learner | None, **filters) -> dict[int, ChapterProgress]:
@@ -157,13 +159,16 @@ def _chapter_context(
         sibling.course = course
     previous_chapter, next_chapter = _neighbours(siblings, chapter)
     label_equations = [e for e in equations if e.rows]  # type: ignore[attr-defined]
+    chapter_symbols = list(chapter.chapter_symbols.all())
+    symbol_patterns = explorable.explore(equations, chapter_symbols, load_symbols())
     return {
         "course": course,
         "chapter": chapter,
         "preview": not chapter.is_visible,
         "reading_minutes": chapter.reading_minutes(),
         "prerequisites": [c for c in chapter.prerequisites.all() if c.is_visible],
-        "chapter_symbols": list(chapter.chapter_symbols.all()),
+        "chapter_symbols": chapter_symbols,
+        "idea_html": explorable.mark_html(str(render_markdown(chapter.idea)), symbol_patterns),
         "equations": equations,
         "label_equations": label_equations,
         "labelled_count": sum(1 for e in label_equations if e.pk in state.labelled),

@@ -46,12 +46,15 @@ from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 
+from platform import mathfont
 from platform.rendering import ALLOWED_ATTRIBUTES, ALLOWED_TAGS, MAX_FORMULA_LENGTH
 
 log = logging.getLogger(__name__)
 
 MAIL_RENDERER_VERSION = "2"
-FONT_SOURCE = Path(settings.BASE_DIR) / "platform/static/platform/fonts/latinmodern-math.woff2"
+# The whole font (the site serves subsets of it; platform/mathfont.py): mail pictures may need any
+# glyph, and the typesetter reads it once per process.
+FONT_SOURCE = mathfont.SOURCE
 # Equations are set at the body's size (17 px) and rasterised at 2× for high-density screens.
 FONT_PX = 17
 SCALE = 2
@@ -77,7 +80,7 @@ def math_font() -> str:
     digest = hashlib.sha256(data).hexdigest()[:16]
     target = Path(settings.VAR_DIR) / "fonts" / f"latinmodern-math-{digest}.otf"
     if not target.exists():
-        from fontTools.ttLib import TTFont  # type: ignore[import-untyped]  # no stubs
+        from fontTools.ttLib import TTFont
 
         target.parent.mkdir(parents=True, exist_ok=True)
         font = TTFont(FONT_SOURCE)

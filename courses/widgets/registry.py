@@ -17,13 +17,13 @@ import numpy as np
 from django import forms
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils.html import format_html
 
 from courses.widgets import kernels
 from courses.widgets.figures import bar_chart, cells, heat_class, line_plot, matrix_table, num
 from courses.widgets.forms import (
     ADAMW_OBJECTIVES,
     MAX_DIM,
-    OBJECTIVES,
     TOO_LARGE,
     AdamForm,
     AdamWForm,
@@ -36,6 +36,7 @@ from courses.widgets.forms import (
     form_errors,
     too_large,
 )
+from platform.rendering import render_math
 
 
 def numbers_attention(d: dict) -> dict:
@@ -72,7 +73,13 @@ def numbers_attention(d: dict) -> dict:
         }
         for i, dim in enumerate(dims)
     ]
-    return {"scores": scores, "weights": weights, "out": out, "entropy_rows": entropy_rows}
+    return {
+        "scores": scores,
+        "weights": weights,
+        "out": out,
+        "entropy_rows": entropy_rows,
+        "mask": np.isneginf(mask) if mask is not None else None,  # True where masked out
+    }
 
 
 def present_attention(d: dict, n: dict) -> dict:
@@ -80,22 +87,33 @@ def present_attention(d: dict, n: dict) -> dict:
     sums = n["weights"].sum(axis=-1)
     return {
         "shapes": [
-            ("Q", f"{T} × {d_k}"),
-            ("K", f"{T} × {d_k}"),
-            ("V", f"{T} × {d_v}"),
-            ("Q Kᵀ / √d_k (scores)", f"{T} × {T}"),
-            ("weights = softmax(scores)", f"{T} × {T}"),
-            ("output = weights V", f"{T} × {d_v}"),
+            (render_math("Q"), f"{T} × {d_k}"),
+            (render_math("K"), f"{T} × {d_k}"),
+            (render_math("V"), f"{T} × {d_v}"),
+            (format_html("{} (scores)", render_math(r"QK^\top / \sqrt{d_k}")), f"{T} × {T}"),
+            (
+                format_html("weights = {}", render_math(r"\operatorname{softmax}(\text{scores})")),
+                f"{T} × {T}",
+            ),
+            (format_html("output = weights {}", render_math("V")), f"{T} × {d_v}"),
         ],
-        "scores_table": matrix_table(n["scores"], "Scores Q Kᵀ / √d_k / τ", digits=2),
+        "scores_table": matrix_table(
+            n["scores"],
+            format_html("Scores {}", render_math(r"QK^\top / \sqrt{d_k} / \tau")),
+            digits=2,
+            mask=n["mask"],
+        ),
         "weights_table": matrix_table(
             n["weights"],
             "Attention weights (darker = more weight); each row sums to 1",
             heat=True,
             row_sums=sums,
             css="matrix heatmap",
+            mask=n["mask"],
         ),
-        "output_table": matrix_table(n["out"], "Output = weights · V", max_cols=16),
+        "output_table": matrix_table(
+            n["out"], format_html("Output = weights · {}", render_math("V")), max_cols=16
+        ),
         "row_sums_ok": bool(np.allclose(sums, 1.0)),
         "entropy_rows": n["entropy_rows"],
         "max_entropy": math.log(T),
@@ -103,6 +121,10 @@ def present_attention(d: dict, n: dict) -> dict:
         "temperature": d["temperature"],
         "typed": [name.upper() for name in ("q", "k", "v") if d.get(name) is not None],
     }
+
+
+def _SUB_DIGITS(i: int) -> str:
+    return str(i).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
 
 
 SOFTMAX_SWEEP = (0.05, 0.2, 0.5, 1.0, 2.0, 5.0, 20.0)
@@ -117,7 +139,7 @@ def numbers_softmax(d: dict) -> dict:
 
 def present_softmax(d: dict, n: dict) -> dict:
     x, p, tau = n["x"], n["p"], d["temperature"]
-    labels = [f"x{i}" for i in range(len(x))]
+    labels = [f"x{_SUB_DIGITS(i)}" for i in range(len(x))]  # SVG text: Unicode subscripts
     return {
         "rows": [
             {"i": i, "logit": num(float(v), 3), "p": num(float(q), 4), "heat": heat_class(q)}
@@ -127,13 +149,14 @@ def present_softmax(d: dict, n: dict) -> dict:
         "entropy": n["entropy"],
         "max_entropy": math.log(len(x)),
         "argmax": int(np.argmax(x)),
+        "argmax_symbol": render_math(f"x_{{{int(np.argmax(x))}}}"),
         "top": float(p.max()),
         "temperature": tau,
         "sweep": [
             {"tau": t, "cells": [(num(q, 3), heat_class(q)) for q in row]}
             for t, row in zip(SOFTMAX_SWEEP, n["sweep"].tolist(), strict=True)
         ],
-        "labels": labels,
+        "labels": [f"x_{{{i}}}" for i in range(len(x))],  # LaTeX, typeset in the table
     }
 
 
@@ -171,6 +194,10 @@ GRADIENTS: dict[str, Callable[[float], float]] = {
     "square": lambda th: 2.0 * th,
     "quartic": lambda th: 4.0 * th * th * th,
     "flat": lambda th: 0.0 * th,
+}
+OBJECTIVE_TEX = {  # OBJECTIVES as LaTeX, typeset in the widget's sentences
+    "square": (r"f(\theta) = \theta^2", r"2\theta"),
+    "quartic": (r"f(\theta) = \theta^4", r"4\theta^3"),
 }
 TABLE_STEPS = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
@@ -225,7 +252,7 @@ def present_adam(d: dict, n: dict) -> dict:
             "ratio": num(float(first_raw / first_bc), 3) if first_bc else "—",
             "predicted": num((1 - d["beta1"]) / math.sqrt(1 - d["beta2"]), 3),
         },
-        "objective": OBJECTIVES[d["objective"]],
+        "objective": OBJECTIVE_TEX[d["objective"]],
         "steps": steps,
     }
 
@@ -565,12 +592,16 @@ def run_widget(widget: Widget, request: HttpRequest | None, uid: str) -> tuple[d
         context["errors"] = [("request", TOO_LARGE)]
         return context, 400
     data = defaults(widget.form)
-    if request is not None and any(name in request.GET for name in widget.form.base_fields):
+    # A log slider sends "<field>_scale" (forms.LogTemperatureSlider) instead of the field.
+    names = [*widget.form.base_fields, *(f"{n}_scale" for n in widget.form.base_fields)]
+    if request is not None and any(name in request.GET for name in names):
         for name, field in widget.form.base_fields.items():
             if isinstance(field, forms.BooleanField):
                 data.pop(name, None)
             if name in request.GET:
                 data[name] = request.GET.get(name)
+            if f"{name}_scale" in request.GET:
+                data[f"{name}_scale"] = request.GET.get(f"{name}_scale")
     form = widget.form(data=data, auto_id=f"{uid}-%s")
     context["form"] = form
     if not form.is_valid():

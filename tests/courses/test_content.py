@@ -479,3 +479,33 @@ def test_load_invalidates_cached_pages_once_not_per_row(content, demo_course, cl
     page = client.get(chapter.get_absolute_url()).content.decode()
     assert "Does RoPE alter how long a query vector is?" in page
     assert old not in page
+
+
+# --- the tutor's model answers ------------------------------------------------------------------
+
+
+def test_load_tutor_answers_and_export_writes_them_back(content, tmp_path):
+    from courses.models import EquationAnswer
+
+    call_command("load_content", "--no-check", content)
+    attention = EquationAnswer.objects.filter(equation__title="Scaled dot-product attention")
+    assert sorted(attention.values_list("question", flat=True)) == sorted(
+        ["output", "inputs", "learned", "shapes", "operations", "extremes", "ablations"]
+    )
+    assert attention.get(question="shapes").text.startswith("$Q$ and $K$ are tokens × $d_k$")
+    path = content / COURSE / "capstone-three-equations.md"
+    edit(path, 'extremes = "Scores divided', '# extremes = "Scores divided')
+    call_command("load_content", "--no-check", content)  # a question left out is deleted
+    assert not attention.filter(question="extremes").exists()
+    course = Course.objects.get(slug=COURSE)
+    text = contentfiles.render_course(course=course)["capstone-three-equations.md"]
+    assert "\n[equations.answers]\noutput = " in text and "\nextremes = " not in text
+
+
+def test_error_unknown_tutor_question_names_line_and_key(content):
+    path = content / COURSE / "capstone-three-equations.md"
+    line = edit(path, "\nablations = ", "\nablation = ") + 1
+    assert load_error(content) == (
+        f"{path}:{line} [equations[1].answers.ablation]: unknown key 'ablation' (expected one "
+        "of: output, inputs, learned, shapes, operations, extremes, ablations)"
+    )

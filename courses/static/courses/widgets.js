@@ -10,6 +10,16 @@
     var input = event.target;
     if (!input.id || input.type !== "range") return;
     var out = document.querySelector('[data-readout-for="' + input.id + '"]');
-    if (out) out.textContent = input.value;
+    if (!out) return;
+    // A log temperature slider (forms.LogTemperatureSlider) moves s in [-1, 1]; show τ.
+    var lo = parseFloat(input.getAttribute("data-tau-min")), hi = parseFloat(input.getAttribute("data-tau-max"));
+    var s = parseFloat(input.value);
+    if (lo && hi) {
+      var tau = Number((s < 0 ? Math.pow(lo, -s) : Math.pow(hi, s)).toPrecision(3)).toString();
+      out.textContent = tau;
+      input.setAttribute("aria-valuetext", "τ = " + tau);
+    } else {
+      out.textContent = input.value;
+    }
   });
 })();
