@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from anymail.exceptions import AnymailError, AnymailRecipientsRefused
 from django.conf import settings
 from django.core.mail import get_connection
 from django.core.mail.backends.smtp import EmailBackend as SmtpBackend
@@ -212,10 +213,11 @@ def _claim(issue_id: int, first_id: int, last_id: int, owner: str) -> list[Deliv
     )
 
 
-def _mark_sent(delivery: Delivery) -> None:
+def _mark_sent(delivery: Delivery, *, esp_message_id: str = "") -> None:
     now = timezone.now()
     Delivery.objects.filter(pk=delivery.pk).update(
         status=Delivery.Status.SENT,
+        esp_message_id=str(esp_message_id)[:255],
         sent_at=now,
         attempts=F("attempts") + 1,
         last_error="",
@@ -354,6 +356,7 @@ def _send_rows(issue: Issue, rows: list[Delivery], result: ChunkResult) -> None:
                 )
                 result.skipped += 1
                 continue
+            esp_message_id = ""
             try:
                 if smtp:
                     # One SMTP transaction with the prepared bytes; raises unless accepted.
@@ -364,10 +367,17 @@ def _send_rows(issue: Issue, rows: list[Delivery], result: ChunkResult) -> None:
                     )
                     accepted = 1
                 else:
-                    accepted = conn.send_messages([mail.message(subscriber, connection=conn)])
-            except (smtplib.SMTPException, OSError) as exc:
+                    message = mail.message(subscriber, connection=conn)
+                    accepted = conn.send_messages([message])
+                    # An ESP backend (anymail) returns its id for the message: its webhooks
+                    # name it when they report a bounce (services/bounces.py).
+                    sent_status = getattr(message, "anymail_status", None)
+                    esp_message_id = (sent_status and sent_status.message_id) or ""
+            except (smtplib.SMTPException, OSError, AnymailError) as exc:
                 code, text = _smtp_error(exc, subscriber.email)
-                permanent = code is not None and 500 <= code < 600
+                permanent = (code is not None and 500 <= code < 600) or isinstance(
+                    exc, AnymailRecipientsRefused
+                )
                 status = _mark_failure(delivery, error=text, permanent=permanent)
                 if status == Delivery.Status.FAILED:
                     result.failed += 1
@@ -379,7 +389,7 @@ def _send_rows(issue: Issue, rows: list[Delivery], result: ChunkResult) -> None:
                     _reopen(conn)
                 continue
             if accepted:
-                _mark_sent(delivery)
+                _mark_sent(delivery, esp_message_id=esp_message_id)
                 result.sent += 1
             else:
                 _mark_failure(delivery, error="the mail backend accepted nothing", permanent=True)
