@@ -66,8 +66,9 @@ def _freeze_recipients(issue_id: int, now: datetime) -> int:
     subscriber = Subscriber._meta.db_table
     sql = (
         f"INSERT INTO {delivery} (issue_id, subscriber_id, status, attempts, last_error, "  # noqa: S608 - table names from _meta
-        f"lease_owner, created_at, updated_at) "
-        f"SELECT %s, s.id, %s, 0, '', '', %s, %s FROM {subscriber} s WHERE s.status = %s "
+        f"lease_owner, esp_message_id, event, event_description, created_at, updated_at) "
+        f"SELECT %s, s.id, %s, 0, '', '', '', '', '', %s, %s FROM {subscriber} s "
+        f"WHERE s.status = %s "
         f"ON CONFLICT (issue_id, subscriber_id) DO NOTHING"
     )
     with connection.cursor() as cursor:
@@ -371,8 +372,8 @@ def _send_rows(issue: Issue, rows: list[Delivery], result: ChunkResult) -> None:
                     accepted = conn.send_messages([message])
                     # An ESP backend (anymail) returns its id for the message: its webhooks
                     # name it when they report a bounce (services/bounces.py).
-                    sent_status = getattr(message, "anymail_status", None)
-                    esp_message_id = (sent_status and sent_status.message_id) or ""
+                    esp_id = getattr(getattr(message, "anymail_status", None), "message_id", None)
+                    esp_message_id = "" if esp_id is None else str(esp_id)
             except (smtplib.SMTPException, OSError, AnymailError) as exc:
                 code, text = _smtp_error(exc, subscriber.email)
                 permanent = (code is not None and 500 <= code < 600) or isinstance(

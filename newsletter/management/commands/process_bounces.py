@@ -47,7 +47,7 @@ def delivery_status_part(message: Message) -> Message | None:
     """The message/delivery-status part of a multipart/report, or None."""
     if message.get_content_type() != "multipart/report":
         return None
-    if (message.get_param("report-type") or "").lower() != "delivery-status":
+    if str(message.get_param("report-type") or "").lower() != "delivery-status":
         return None
     for part in message.walk():
         if part.get_content_type() == "message/delivery-status":
@@ -67,9 +67,11 @@ def _address(field: str | None) -> str:
 def recipient_reports(part: Message) -> Iterator[RecipientReport]:
     """Per-recipient blocks of a message/delivery-status part that report a failure."""
     blocks = part.get_payload()
-    if not isinstance(blocks, list):
-        raise ValueError("the delivery-status part has no header blocks")
+    if not isinstance(blocks, list) or len(blocks) < 2:
+        raise ValueError("the delivery-status part has no per-recipient fields")
     for block in blocks[1:]:  # the first block is about the whole message
+        if not isinstance(block, Message):
+            raise ValueError("a delivery-status block is not a header block")
         recipient = _address(block.get("Final-Recipient") or block.get("Original-Recipient"))
         action = (block.get("Action") or "").strip().lower()
         status = (block.get("Status") or "").strip()
