@@ -94,7 +94,14 @@ def send_due_issues() -> None:
 
 @shared_task
 def sweep() -> None:
-    requeued = sending.sweep(queue_chunk=queue_chunk)
+    try:
+        requeued = sending.sweep(queue_chunk=queue_chunk)
+    except (OperationalError, InterfaceError) as exc:
+        # The database is away; the next run (NEWSLETTER_SWEEP_INTERVAL) tries again.
+        with contextlib.suppress(Exception):
+            connection.close()
+        log.warning("sweep skipped: database unavailable (%s)", exc)
+        return
     sending_now = Issue.objects.filter(status=Issue.Status.SENDING).count()
     if requeued or sending_now:
         log.info("sweep: %s issue(s) sending, re-queued %s", sending_now, requeued)
