@@ -49,7 +49,8 @@ def test_make_run_gives_every_process_a_site_url_from_host_and_port(tmp_path):
     # both as soon as either exits, which would otherwise race the other's print.
     fake_python.write_text(
         '#!/bin/sh\necho "SITE_URL=$SITE_URL $1 $2"\n'
-        'case "$1 $2" in "manage.py runserver"|"manage.py supervise_worker") sleep 2;; esac\nexit 0\n'
+        'case "$1 $2" in "manage.py runserver"|"manage.py supervise_worker") sleep 2;; esac\n'
+        "exit 0\n"
     )
     fake_python.chmod(0o755)
     env = {"PATH": "/usr/bin:/bin"}
