@@ -1,6 +1,13 @@
 from anymail import urls as anymail_urls
+from anymail.exceptions import AnymailError
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseForbidden,
+)
 from django.urls import URLPattern, path
 from django.views.decorators.csrf import csrf_exempt
 
@@ -26,7 +33,13 @@ def anymail_tracking(request: HttpRequest, esp: str) -> HttpResponse:
         return HttpResponseForbidden(
             "Webhooks are off: set ANYMAIL_WEBHOOK_SECRET.", content_type="text/plain"
         )
-    return view(request)
+    try:
+        return view(request)
+    except (ValueError, KeyError, TypeError, AttributeError, AnymailError) as exc:
+        # An authenticated post anymail cannot read (not JSON, not this provider's shape).
+        return HttpResponseBadRequest(
+            f"Unreadable {esp} webhook payload ({type(exc).__name__}).", content_type="text/plain"
+        )
 
 
 app_name = "newsletter"

@@ -108,6 +108,25 @@ def test_webhook_refuses_missing_or_wrong_auth(postmark, client):
     assert not BounceEvent.objects.exists()
 
 
+@pytest.mark.parametrize("body", ["not json", "[]", "[1, 2]"])
+def test_webhook_unreadable_payload_is_a_400_with_a_message(postmark, client, body):
+    response = client.post(URL, body, content_type="application/json", **_auth())
+    assert response.status_code == 400
+    assert response.content.decode().startswith("Unreadable postmark webhook payload (")
+    assert not BounceEvent.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "body", ["{}", '{"RecordType": "Bounce"}', '{"RecordType": "Bounce", "Type": 1}']
+)
+def test_webhook_payload_without_a_recipient_changes_nothing(postmark, client, body):
+    _sent_delivery("kept@example.com", "m-1")
+    response = client.post(URL, body, content_type="application/json", **_auth())
+    assert response.status_code == 200  # anymail accepts it; there is nothing to apply
+    assert not BounceEvent.objects.exists()
+    assert Subscriber.objects.get(email="kept@example.com").status == "confirmed"
+
+
 def test_webhook_for_another_provider_is_not_found(postmark, client):
     url = "/newsletter/anymail/mailgun/tracking/"
     response = client.post(url, "{}", content_type="application/json", **_auth())
