@@ -184,6 +184,12 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# When the broker connection drops, stop the acks_late tasks still running instead of letting
+# them ack later on the dead channel: with Redis that late ack rebuilt a connection pool from a
+# transport kombu had already detached and crashed the worker ("'NoneType' object has no
+# attribute 'hostname'"). The stopped chunk's message is redelivered or its rows swept; at most
+# the message it had in flight is sent twice.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
