@@ -229,8 +229,9 @@ def run_bare_loop(issue_id: int, size: int, sink: SinkProcess) -> dict:
 
     issue = Issue.objects.get(pk=issue_id)
     mail = IssueMail(issue)
+    # The bytes the worker sends (equation pictures included), prepared before the clock runs.
     prepared = [
-        (s.email, mail.message(s).message().as_bytes(linesep="\r\n"))
+        (s.email, mail.raw(s))
         for s in Subscriber.objects.order_by("id")[: min(size, BARE_PREPARED)]
     ]
     before = sink.count()

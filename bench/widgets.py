@@ -56,6 +56,24 @@ ENDPOINTS = [
         "/widgets/rope/",
         {"d_k": 256, "heads": 1, "positions": " ".join(str(i * 7) for i in range(16))},
     ),
+    ("cross-entropy (defaults: 3 logits)", "/widgets/cross-entropy/", {}),
+    (
+        "cross-entropy (largest: 32 logits)",
+        "/widgets/cross-entropy/",
+        {"logits": " ".join(str(i / 4) for i in range(32)), "target": 31},
+    ),
+    ("multi-head (defaults: 5 tokens, d_model=8, 2 heads)", "/widgets/multi-head/", {}),
+    (
+        "multi-head (largest: 16 tokens, d_model=256, 8 heads, causal)",
+        "/widgets/multi-head/",
+        {"tokens": 16, "d_model": 256, "heads": 8, "causal": "on"},
+    ),
+    ("adamw (defaults: 200 steps)", "/widgets/adamw/", {}),
+    (
+        "adamw (largest: 5,000 steps, θ⁴)",
+        "/widgets/adamw/",
+        {"steps": 5000, "objective": "quartic"},
+    ),
 ]
 
 
@@ -69,6 +87,8 @@ def kernel_cases():
     mask = kernels.causal_mask(64)
     x = rng.normal(size=256)
     q = rng.normal(size=(16, 256))
+    W = rng.normal(size=(4, 256, 256)) / 16.0
+    mask16 = kernels.causal_mask(16)
     return {
         "attention 64×256, causal": lambda: kernels.attention(Q, K, V, mask=mask, temperature=0.5),
         "softmax 256 logits, τ=0.01": lambda: kernels.softmax(x, temperature=0.01),
@@ -78,6 +98,14 @@ def kernel_cases():
         "adam 5,000 steps (θ⁴)": lambda: kernels.adam(lambda t: 4.0 * t * t * t, 3.0, 5000, lr=0.1),
         "rope 64×256": lambda: kernels.rope(Q),
         "rope 16 positions × 256": lambda: kernels.rope(q, np.arange(16) * 7.0),
+        "log_softmax 256 logits": lambda: kernels.log_softmax(x),
+        "cross_entropy 64×256": lambda: kernels.cross_entropy(Q, np.arange(64)),
+        "multi_head_attention 16×256, 8 heads, causal": lambda: kernels.multi_head_attention(
+            Q[:16], *W, heads=8, mask=mask16
+        ),
+        "adamw 5,000 steps (θ⁴)": lambda: kernels.adamw(
+            lambda t: 4.0 * t * t * t, 3.0, 5000, lr=0.1, weight_decay=0.1
+        ),
     }
 
 

@@ -16,12 +16,14 @@ from django.utils.html import format_html
 
 from . import tasks
 from .models import (
+    SEVEN_QUESTIONS,
     Chapter,
     ChapterSymbol,
     Choice,
     CodeListing,
     Course,
     Equation,
+    EquationAnswer,
     EquationPart,
     Question,
     Symbol,
@@ -163,6 +165,18 @@ class EquationPartInline(admin.TabularInline):
     extra = 1
 
 
+class EquationAnswerInline(admin.StackedInline):
+    """The tutor's model answers: one per question; questions left out are assembled from the
+    equation's parts, shape note and glossary."""
+
+    model = EquationAnswer
+    fields = ["question", "text"]
+    extra = 0
+    max_num = len(SEVEN_QUESTIONS)
+    verbose_name = "model answer for the tutor"
+    verbose_name_plural = "model answers for the tutor (the seven questions)"
+
+
 @admin.register(Equation)
 class EquationAdmin(admin.ModelAdmin):
     list_display = ["title", "chapter", "order", "widget", "part_count"]
@@ -170,7 +184,7 @@ class EquationAdmin(admin.ModelAdmin):
     list_select_related = ["chapter"]
     search_fields = ["title", "latex", "shape_note"]
     autocomplete_fields = ["chapter"]
-    inlines = [EquationPartInline]
+    inlines = [EquationPartInline, EquationAnswerInline]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(part_count=Count("parts"))

@@ -34,12 +34,14 @@ from platform.frontmatter import FENCE, ContentError, KeyLines, read_markdown, r
 
 from .models import (
     FILENAME_VALIDATOR,
+    SEVEN_QUESTIONS,
     Chapter,
     ChapterSymbol,
     Choice,
     CodeListing,
     Course,
     Equation,
+    EquationAnswer,
     EquationPart,
     Question,
     Symbol,
@@ -97,8 +99,11 @@ _EQUATION_KEYS: _Spec = {
     "shape_note": (str, False),
     "explanation": (str, False),
     "widget": (str, False),
+    "answers": (dict, False),
     "parts": (list, False),
 }
+# The tutor's model answers: [equations.answers] with one optional key per question.
+_ANSWER_KEYS: _Spec = {key: (str, False) for key, _question in SEVEN_QUESTIONS}
 _PART_KEYS: _Spec = {"latex": (str, True), "role": (str, True), "reason": (str, True)}
 _LISTING_KEYS: _Spec = {
     "file": (str, True),
@@ -107,7 +112,7 @@ _LISTING_KEYS: _Spec = {
 }
 _QUESTION_KEYS: _Spec = {"prompt": (str, True), "explanation": (str, True), "choices": (list, True)}
 _CHOICE_KEYS: _Spec = {"text": (str, True), "correct": (bool, False), "explanation": (str, True)}
-_DEFAULTS = {str: "", list: [], bool: False, int: 0}
+_DEFAULTS: dict[type, Any] = {str: "", list: [], bool: False, int: 0, dict: {}}
 
 
 # --- specs: what the files say, checked, in the models' terms ---------------------------------
@@ -122,7 +127,8 @@ class ChapterSpec:
     prerequisites: list[str]
     related_chapters: list[str]
     related_notes: list[str]
-    equations: list[tuple[dict[str, Any], list[dict[str, Any]]]]  # (columns, parts)
+    # (columns, parts, the tutor's answers by question key)
+    equations: list[tuple[dict[str, Any], list[dict[str, Any]], dict[str, str]]]
     listings: list[dict[str, Any]]
     questions: list[tuple[dict[str, Any], list[dict[str, Any]]]]  # (columns, choices)
     lines: KeyLines = field(repr=False)
@@ -335,7 +341,7 @@ def _parse_chapter(path: Path, directory: Path, slug: str, order: int) -> Chapte
     )
 
 
-def _parse_equations(file: _File, rows: list) -> list[tuple[dict, list[dict]]]:
+def _parse_equations(file: _File, rows: list) -> list[tuple[dict, list[dict], dict[str, str]]]:
     equations = []
     for i, raw in enumerate(file.tables(rows, ("equations",))):
         keys = ("equations", i)
@@ -347,7 +353,9 @@ def _parse_equations(file: _File, rows: list) -> list[tuple[dict, list[dict]]]:
             part = file.table(raw_part, _PART_KEYS, (*keys, "parts", j), EquationPart)
             file.choice(part["role"], _ROLES, (*keys, "parts", j, "role"))
             parts.append(part)
-        equations.append((equation, parts))
+        answers = file.table(equation.pop("answers"), _ANSWER_KEYS, (*keys, "answers"))
+        answers = {key: text for key, text in answers.items() if text.strip()}
+        equations.append((equation, parts, answers))
     return equations
 
 
@@ -504,14 +512,25 @@ def _load_courses(courses: list[CourseSpec], loaded: Loaded) -> None:
 
 def _load_chapter(course: Course, spec: ChapterSpec) -> Chapter:
     chapter = _upsert(Chapter, {"course": course, "slug": spec.slug}, spec.fields)
-    equations = _upsert_children(Equation, chapter, [columns for columns, _ in spec.equations])
-    for equation, (_, parts) in zip(equations, spec.equations, strict=True):
+    equations = _upsert_children(Equation, chapter, [row[0] for row in spec.equations])
+    for equation, (_, parts, answers) in zip(equations, spec.equations, strict=True):
         _upsert_children(EquationPart, equation, parts)
+        _upsert_answers(equation, answers)
     _upsert_children(CodeListing, chapter, spec.listings)
     questions = _upsert_children(Question, chapter, [columns for columns, _ in spec.questions])
     for question, (_, choices) in zip(questions, spec.questions, strict=True):
         _upsert_children(Choice, question, choices)
     return chapter
+
+
+def _upsert_answers(equation: Equation, answers: dict[str, str]) -> None:
+    """The tutor's model answers by question key; questions the file leaves out are deleted."""
+    existing = {a.question: a for a in EquationAnswer.objects.filter(equation=equation)}
+    for key, text in answers.items():
+        lookup = {"equation": equation, "question": key}
+        _save(EquationAnswer, existing.pop(key, None), lookup, {"text": text})
+    if existing:
+        EquationAnswer.objects.filter(pk__in=[a.pk for a in existing.values()]).delete()
 
 
 def _link_chapter(chapter: Chapter, course_slug: str, spec: ChapterSpec) -> None:
@@ -657,6 +676,7 @@ def render_course(*, course: Course) -> dict[str, str]:
     chapters = list(
         course.chapters.order_by("order", "id").prefetch_related(
             "equations__parts",
+            "equations__answers",
             "listings",
             "questions__choices",
             "chapter_symbols__symbol",
@@ -729,6 +749,10 @@ def _render_chapter(chapter: Chapter, course: Course) -> tuple[list[str], list[C
             ],
             keep={"title", "latex"},
         )
+        answers = {a.question: a.text for a in equation.answers.all()}
+        if answers:
+            out += ["", "[equations.answers]"]
+            out += _pairs([(key, answers[key]) for key, _q in SEVEN_QUESTIONS if key in answers])
         for part in equation.parts.all():
             out += ["", "[[equations.parts]]"]
             out += _pairs([("latex", part.latex), ("role", part.role), ("reason", part.reason)])

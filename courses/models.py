@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from notebook.models import Note
 from platform.models import Publishable, PublishableQuerySet
+from platform.rendering import latex_to_text
 
 if TYPE_CHECKING:
     from courses.learners import Learner
@@ -269,6 +270,37 @@ class ChapterSymbol(models.Model):
         return f"{self.symbol} in {self.chapter}"
 
 
+# LaTeX commands that only lay a formula out; every other command's name is kept as a word.
+_LAYOUT_COMMANDS = {
+    "left", "right", "big", "Big", "bigg", "Bigg", "frac", "operatorname", "mathrm", "mathbf",
+    "boldsymbol", "mathit", "mathbb", "mathcal", "text", "quad", "qquad", "begin", "end",
+}  # fmt: skip
+
+
+_SCRIPT = re.compile(r"([_^])\{([^{}]*)\}")
+
+
+def _unwrap_script(match: re.Match) -> str:
+    """``_{k}`` → ``_k``, ``^{\\top}`` → ``^\\top``, ``_{j=1}`` → ``_(j=1)``."""
+    body = match[2].strip()
+    if re.fullmatch(r"\\[A-Za-z]+|\w", body):
+        return match[1] + body
+    return f"{match[1]}({body})"
+
+
+def readable_latex(latex: str) -> str:
+    """A formula as search can read it: its plain-text rendering (``softmax((QKᵀ)/(√(d_k)))``),
+    then on a second line the names of the commands in it (``sqrt``, ``epsilon``, ``top`` …),
+    which is how a learner types a symbol they cannot type."""
+    text = latex or ""
+    for _ in range(4):  # sub- and superscripts first, so \frac's arguments hold no braces
+        text = _SCRIPT.sub(_unwrap_script, text)
+    names = dict.fromkeys(
+        name for name in re.findall(r"\\([A-Za-z]+)", latex or "") if name not in _LAYOUT_COMMANDS
+    )
+    return "\n".join([latex_to_text(text), " ".join(names)]).strip()
+
+
 class Equation(models.Model):
     class Widget(models.TextChoices):
         NONE = "", "none"
@@ -277,6 +309,9 @@ class Equation(models.Model):
         NORMS = "norms", "layer norm vs RMS norm"
         ADAM = "adam", "Adam trajectory"
         ROPE = "rope", "RoPE offsets"
+        CROSS_ENTROPY = "cross-entropy", "cross-entropy and its gradient"
+        MULTI_HEAD = "multi-head", "multi-head attention"
+        ADAMW = "adamw", "Adam vs AdamW"
 
     chapter = models.ForeignKey(Chapter, on_delete=models.CASCADE, related_name="equations")
     order = models.PositiveIntegerField(default=0)
@@ -287,12 +322,21 @@ class Equation(models.Model):
     )
     explanation = models.TextField(blank=True, help_text="Optional markdown under the equation.")
     widget = models.CharField(max_length=20, choices=Widget.choices, blank=True, default="")
+    readable_text = models.TextField(
+        blank=True, editable=False, help_text="The LaTeX as readable text, for site search."
+    )
 
     class Meta:
         ordering = ["order", "id"]
 
     def __str__(self) -> str:
         return self.title
+
+    def save(self, *args, **kwargs) -> None:
+        self.readable_text = readable_latex(self.latex)
+        if kwargs.get("update_fields") is not None and "latex" in kwargs["update_fields"]:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "readable_text"}
+        super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
         return self.chapter.get_absolute_url() + f"#eq-{self.pk}"
@@ -317,6 +361,38 @@ class EquationPart(models.Model):
 
     def __str__(self) -> str:
         return f"{self.latex} ({self.role})"
+
+
+# The seven questions of the tutor (courses.widgets.walkthrough), in the order it asks them.
+SEVEN_QUESTIONS: list[tuple[str, str]] = [
+    ("output", "What comes out?"),
+    ("inputs", "What goes in?"),
+    ("learned", "What is learned?"),
+    ("shapes", "What shape is everything?"),
+    ("operations", "What does each operation do?"),
+    ("extremes", "What happens at the extremes?"),
+    ("ablations", "What breaks without each part?"),
+]
+
+
+class EquationAnswer(models.Model):
+    """An editor's model answer to one of the seven questions about one equation: what the
+    tutor shows after the learner has answered that question themselves."""
+
+    equation = models.ForeignKey(Equation, on_delete=models.CASCADE, related_name="answers")
+    question = models.CharField(max_length=20, choices=SEVEN_QUESTIONS)
+    text = models.TextField(help_text="The model answer. Markdown with $math$.")
+
+    class Meta:
+        ordering = ["equation", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["equation", "question"], name="equation_answer_once_per_question"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.equation}: {self.get_question_display()}"
 
 
 class CodeListing(models.Model):
@@ -579,15 +655,7 @@ class ChapterProgress(LearnerOwned):
 class Walkthrough(models.Model):
     """A signed-in learner's answers to the seven questions about one equation."""
 
-    ANSWER_KEYS = (
-        "output",
-        "inputs",
-        "learned",
-        "shapes",
-        "operations",
-        "extremes",
-        "ablations",
-    )
+    ANSWER_KEYS = tuple(key for key, _question in SEVEN_QUESTIONS)
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="walkthroughs"

@@ -29,7 +29,7 @@ from django.middleware.csrf import get_token
 from django.template.loader import get_template
 
 from .learners import Learner
-from .models import Chapter, ChapterProgress, QuizAttempt
+from .models import Chapter, ChapterProgress, LabelAttempt, QuizAttempt
 
 ARTICLE_TEMPLATE = "courses/_chapter.html"
 CHAPTER_TEMPLATE = "courses/chapter.html"
@@ -47,6 +47,7 @@ class LearnerState:
     signed_in: bool
     done: frozenset[int]
     progress: ChapterProgress | None
+    labelled: frozenset[int] = frozenset()  # equations whose parts the learner has checked
 
     @classmethod
     def read(cls, request: HttpRequest, learner: Learner | None, chapter: Chapter) -> LearnerState:
@@ -60,7 +61,13 @@ class LearnerState:
             .distinct()
         )
         progress = ChapterProgress.objects.for_learner(learner).filter(chapter=chapter).first()
-        return cls(request.user.is_authenticated, done, progress)
+        labelled = frozenset(
+            LabelAttempt.objects.for_learner(learner)
+            .filter(part__equation__chapter=chapter)
+            .values_list("part__equation_id", flat=True)
+            .distinct()
+        )
+        return cls(request.user.is_authenticated, done, progress, labelled)
 
     def key(self) -> str:
         progress = self.progress
@@ -68,7 +75,7 @@ class LearnerState:
             progress.finished_at.date().isoformat() if progress and progress.finished_at else ""
         )
         passed = bool(progress and progress.check_passed_at)
-        raw = f"{self.signed_in}|{sorted(self.done)}|{passed}|{finished}"
+        raw = f"{self.signed_in}|{sorted(self.done)}|{passed}|{finished}|{sorted(self.labelled)}"
         return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 

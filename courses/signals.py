@@ -107,7 +107,11 @@ def _child_changed(sender, instance, **kwargs) -> None:
     elif isinstance(instance, Choice):
         chapters = Chapter.objects.filter(questions=instance.question_id)
     elif isinstance(instance, Symbol):
-        chapters = Chapter.objects.filter(chapter_symbols__symbol=instance.pk)
+        # Its chips, and every equation's part tooltips (they quote whichever glossary entry
+        # a part is about, courses.explorable): any chapter with an equation.
+        chapters = Chapter.objects.filter(
+            Q(chapter_symbols__symbol=instance.pk) | Q(equations__isnull=False)
+        ).distinct()
     elif isinstance(instance, Note):
         chapters = Chapter.objects.filter(related_notes=instance.pk)
     else:  # Equation, CodeListing, Question, ChapterSymbol

@@ -21,8 +21,9 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from platform.http import HtmxHttpRequest
+from platform.rendering import render_markdown
 
-from . import page_cache, services
+from . import explorable, page_cache, services
 from .forms import CheckForm, FinishForm, LabelForm
 from .learners import Learner, current_learner
 from .models import (
@@ -37,6 +38,7 @@ from .models import (
     Walkthrough,
 )
 from .page_cache import ARTICLE_TEMPLATE, CHAPTER_TEMPLATE, LearnerState
+from .widgets.explorer import load_symbols
 
 
 def _progress_by_chapter(learner: Learner | None, **filters) -> dict[int, ChapterProgress]:
@@ -156,15 +158,20 @@ def _chapter_context(
     for sibling in siblings:
         sibling.course = course
     previous_chapter, next_chapter = _neighbours(siblings, chapter)
+    label_equations = [e for e in equations if e.rows]  # type: ignore[attr-defined]
+    chapter_symbols = list(chapter.chapter_symbols.all())
+    symbol_patterns = explorable.explore(equations, chapter_symbols, load_symbols())
     return {
         "course": course,
         "chapter": chapter,
         "preview": not chapter.is_visible,
         "reading_minutes": chapter.reading_minutes(),
         "prerequisites": [c for c in chapter.prerequisites.all() if c.is_visible],
-        "chapter_symbols": list(chapter.chapter_symbols.all()),
+        "chapter_symbols": chapter_symbols,
+        "idea_html": explorable.mark_html(str(render_markdown(chapter.idea)), symbol_patterns),
         "equations": equations,
-        "label_equations": [e for e in equations if e.rows],  # type: ignore[attr-defined]
+        "label_equations": label_equations,
+        "labelled_count": sum(1 for e in label_equations if e.pk in state.labelled),
         "listings": list(chapter.listings.all()),
         "related_chapters": [c for c in chapter.related_chapters.all() if c.is_visible],
         "related_notes": chapter.published_related_notes,  # type: ignore[attr-defined]  # set by Chapter.objects.for_page()
@@ -204,6 +211,9 @@ def _render_chapter(
 ) -> HttpResponse:
     """The fragment for htmx, else the whole page (forms work with JavaScript off)."""
     if request.htmx:
+        # The fragment also carries the table of contents, swapped out of band, so its marks
+        # (labelled, answered, finished) follow what the learner just did.
+        context = {**context, "toc_oob": True}
         return render(request, f"{ARTICLE_TEMPLATE}#{partial}", context, status=status)
     body = render_to_string(ARTICLE_TEMPLATE, context, request)
     return _page(request, context["chapter"], body, status=status)
@@ -262,7 +272,7 @@ def chapter_detail(request: HttpRequest, course_slug: str, chapter_slug: str) ->
     learner = current_learner(request)
     state = LearnerState.read(request, learner, chapter)
     if learner is not None and chapter.is_visible:
-        services.record_visit(learner=learner, chapter=chapter)
+        services.record_visit(learner=learner, chapter=chapter, progress=state.progress)
     body = page_cache.with_csrf_token(_article(request, chapter, state), request)
     return _page(request, chapter, body)
 

@@ -10,15 +10,18 @@ from __future__ import annotations
 import smtplib
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django.utils.html import format_html
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from platform.http import AuthenticatedHttpRequest
@@ -28,6 +31,22 @@ from .models import BounceEvent, Delivery, Issue, Subscriber
 from .services import composing, sending
 
 FAILURES_SHOWN = 20
+# The box's heading per status (the form's status field says the status itself).
+PROGRESS_HEADINGS: dict[str, str] = {
+    Issue.Status.SENDING: "Delivery in progress",
+    Issue.Status.SENT: "Delivery finished",
+    Issue.Status.FAILED: "Delivery failed: no message was accepted",
+}
+
+
+def subscribers_phrase(count: int) -> str:
+    """ "1 confirmed subscriber", "2,000 confirmed subscribers"."""
+    noun = ngettext("confirmed subscriber", "confirmed subscribers", count)
+    return f"{count:,} {noun}"
+
+
+def deliveries_phrase(count: int) -> str:
+    return f"{count:,} " + ngettext("failed delivery", "failed deliveries", count)
 
 
 class IssueForm(forms.ModelForm):
@@ -69,11 +88,23 @@ class IssueAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and not obj.is_editable:
-            return ["subject", "body", "status", "send_at", "started_at", "finished_at"]
+            return ["subject", "body", "live_status", "send_at", "started_at", "live_finished_at"]
         return ["started_at", "finished_at"]
 
     def get_fields(self, request, obj=None):
+        if obj is not None and not obj.is_editable:
+            # The two fields a send changes carry ids: the polled progress fragment updates
+            # them out of band, so the form follows the box without a reload.
+            return ["subject", "body", "live_status", "send_at", "started_at", "live_finished_at"]
         return ["subject", "body", "status", "send_at", "started_at", "finished_at"]
+
+    @admin.display(description="status")
+    def live_status(self, obj: Issue) -> str:
+        return format_html('<span id="issue-status-value">{}</span>', obj.get_status_display())
+
+    @admin.display(description="finished at")
+    def live_finished_at(self, obj: Issue) -> str:
+        return format_html('<span id="issue-finished-value">{}</span>', _when(obj.finished_at))
 
     def has_delete_permission(self, request, obj=None) -> bool:
         if obj is not None and obj.status == Issue.Status.SENDING:
@@ -115,7 +146,8 @@ class IssueAdmin(admin.ModelAdmin):
         failures = list(
             issue.deliveries.failed()
             .select_related("subscriber")
-            .only("id", "attempts", "last_error", "subscriber__email")
+            # issue_id too: the related manager reads it to attach the issue (else 1 query a row)
+            .only("id", "issue_id", "attempts", "last_error", "subscriber__email")
             .order_by("id")[:FAILURES_SHOWN]
         )
         failures_url = (
@@ -124,6 +156,11 @@ class IssueAdmin(admin.ModelAdmin):
         )
         return {
             "issue": issue,
+            "heading": PROGRESS_HEADINGS.get(str(issue.status), issue.get_status_display()),
+            "finished_at": _when(issue.finished_at),
+            "failed_phrase": deliveries_phrase(counts["failed"]),
+            "can_retry": counts["failed"] > 0
+            and issue.status in (Issue.Status.SENT, Issue.Status.FAILED),
             "counts": counts,
             "percent": round(100 * counts["done"] / counts["total"]) if counts["total"] else 100,
             "failures": failures,
@@ -137,21 +174,27 @@ class IssueAdmin(admin.ModelAdmin):
 
     @method_decorator(require_GET)
     def progress_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """The box, plus the form's status and finish time swapped out of band (hx-swap-oob)."""
         issue = self._issue(request, pk)
-        return HttpResponse(self.progress_html(request, self.progress_context(issue)))
+        context = {**self.progress_context(issue), "out_of_band": True}
+        return HttpResponse(self.progress_html(request, context))
 
     @method_decorator(require_GET)
     def preview_view(self, request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         """The HTML part as the editor would receive it."""
         issue = self._issue(request, pk)
         reader = Subscriber.objects.for_email(request.user.email).first() or Subscriber(
-            pk=0, email=request.user.email, name=request.user.first_name
+            pk=0, email=request.user.email, user=request.user
         )
-        msg = emails.IssueMail(issue).message(reader)
-        body = msg.alternatives[0][0] if request.GET.get("part") != "text" else msg.body
-        response = HttpResponse(
-            body, content_type="text/html" if request.GET.get("part") != "text" else "text/plain"
-        )
+        mail = emails.IssueMail(issue)
+        msg = mail.message(reader)
+        if request.GET.get("part") == "text":
+            return HttpResponse(msg.body, content_type="text/plain; charset=utf-8")
+        body = str(msg.alternatives[0][0])
+        # The equations travel as cid: parts; a browser shows them as data: URLs.
+        for equation in mail.equations:
+            body = body.replace(f"cid:{equation.cid}", equation.data_url)
+        response = HttpResponse(body, content_type="text/html; charset=utf-8")
         # Email HTML styles itself inline; allow that on this admin-only page, nothing more.
         response._csp_update = {"style-src": ["'unsafe-inline'"]}  # type: ignore[attr-defined]
         return response
@@ -170,26 +213,43 @@ class IssueAdmin(admin.ModelAdmin):
         else:
             self.message_user(request, f"Test of “{issue}” sent to {request.user.email}.")
 
-    @method_decorator(require_POST)
     def send_now_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """GET (or a POST without ``confirm``): the confirmation page — subject, how many will
+        get it, from which address. POST with ``confirm``: the send starts. GET never sends."""
         issue = self._issue(request, pk, change=True)
-        self._send_now(request, issue)
-        return self._back(issue)
-
-    def _send_now(self, request: HttpRequest, issue: Issue) -> None:
+        if request.method not in ("GET", "POST"):
+            return HttpResponse(status=405, headers={"Allow": "GET, POST"})
         if not issue.is_editable:
             self.message_user(
                 request, f"“{issue}” is {issue.status}; not sent again.", messages.WARNING
             )
-            return
+            return self._back(issue)
+        if request.method == "POST" and request.POST.get("confirm") == "send":
+            self._send_now(request, issue)
+            return self._back(issue)
+        count = sending.recipient_count()
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Send this issue now?",
+            "opts": self.opts,
+            "issue": issue,
+            "original": issue,
+            "recipients": count,
+            "recipients_phrase": subscribers_phrase(count),
+            "from_email": settings.NEWSLETTER_FROM_EMAIL,
+            "site_url": settings.SITE_URL,
+        }
+        return TemplateResponse(request, "admin/newsletter/issue/send_confirm.html", context)
+
+    def _send_now(self, request: HttpRequest, issue: Issue) -> None:
         count = sending.start_send(issue_id=issue.pk, queue_chunk=tasks.queue_chunk)
-        self.message_user(request, f"Sending “{issue}” to {count} confirmed subscribers.")
+        self.message_user(request, f"Sending “{issue}” to {subscribers_phrase(count)}.")
 
     @method_decorator(require_POST)
     def retry_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         issue = self._issue(request, pk, change=True)
         count = sending.retry_failed(issue_id=issue.pk, queue_chunk=tasks.queue_chunk)
-        self.message_user(request, f"{count} failed deliveries queued again.")
+        self.message_user(request, f"{deliveries_phrase(count)} queued again.")
         return self._back(issue)
 
     @method_decorator(require_POST)
@@ -204,10 +264,21 @@ class IssueAdmin(admin.ModelAdmin):
 
     # --- actions on the list -------------------------------------------------------------
 
-    @admin.action(description="Send the selected issues now", permissions=["change"])
-    def send_now(self, request, queryset) -> None:
-        for issue in queryset:
-            self._send_now(request, issue)
+    @admin.action(
+        description="Send the selected issue now (asks to confirm)", permissions=["change"]
+    )
+    def send_now(self, request, queryset) -> HttpResponse | None:
+        """One issue: its confirmation page. A send is confirmed one issue at a time, with its
+        recipient count, so several selected issues are refused with a message."""
+        issues = list(queryset[:2])
+        if len(issues) != 1:
+            self.message_user(
+                request,
+                "Select one issue to send: each send is confirmed on its own page.",
+                messages.WARNING,
+            )
+            return None
+        return HttpResponseRedirect(reverse("admin:newsletter_issue_send_now", args=[issues[0].pk]))
 
     @admin.action(
         description="Retry the failed deliveries of the selected issues", permissions=["change"]
@@ -217,7 +288,7 @@ class IssueAdmin(admin.ModelAdmin):
             sending.retry_failed(issue_id=pk, queue_chunk=tasks.queue_chunk)
             for pk in queryset.values_list("pk", flat=True)
         )
-        self.message_user(request, f"{total} failed deliveries queued again.")
+        self.message_user(request, f"{deliveries_phrase(total)} queued again.")
 
     @admin.action(description="Send a test of the selected issues to me", permissions=["view"])
     def send_test_to_me(self, request, queryset) -> None:
@@ -239,6 +310,10 @@ class IssueAdmin(admin.ModelAdmin):
                 request, self.progress_context(issue)
             )
         return super().change_view(request, object_id, form_url, extra_context)
+
+
+def _when(moment) -> str:
+    return timezone.localtime(moment).strftime("%-d %b %Y, %H:%M:%S") if moment else "—"
 
 
 @admin.register(Subscriber)

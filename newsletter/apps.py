@@ -9,9 +9,19 @@ class NewsletterConfig(AppConfig):
     def ready(self) -> None:
         from allauth.account.signals import email_confirmed
         from anymail.signals import tracking
+        from celery.signals import worker_init
 
         email_confirmed.connect(_link_subscription, dispatch_uid="newsletter-link-subscription")
         tracking.connect(_tracking_event, dispatch_uid="newsletter-tracking-event")
+        worker_init.connect(_warm_up_mail, dispatch_uid="newsletter-warm-up-mail", weak=False)
+
+
+def _warm_up_mail(**kwargs) -> None:
+    """In a Celery worker's parent process, before the pool forks: load what every send needs
+    once (URL resolver, math font, typesetter), so no child pays ~1 s for it on its first chunk."""
+    from .emails import warm_up
+
+    warm_up()
 
 
 def _link_subscription(request, email_address, **kwargs) -> None:

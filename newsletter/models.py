@@ -72,9 +72,14 @@ class Subscriber(models.Model):
 
     @property
     def greeting_name(self) -> str:
-        if self.name:
-            return self.name
-        return self.email.split("@", 1)[0]
+        """The name to greet them by: the one they gave, else their account's full or first
+        name, else "" (the letter then says a neutral "Hello,"; never the address's local
+        part). Load ``user`` with the subscriber (select_related) when greeting many."""
+        if self.name.strip():
+            return self.name.strip()
+        if self.user_id is not None and self.user is not None:
+            return self.user.get_full_name().strip()
+        return ""
 
     def confirm(self) -> None:
         self.status = self.Status.CONFIRMED

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from django.utils.html import escape
+from django.utils.html import conditional_escape, escape
 from django.utils.safestring import SafeString, mark_safe
 
 
@@ -37,6 +37,15 @@ def cells(m: np.ndarray, digits: int) -> list[list[str]]:
     return rows
 
 
+MASK_LEGEND = (
+    '<p class="mask-legend"><span class="mask-swatch" aria-hidden="true"></span> '
+    "masked (hatched): −∞ → 0, a weight of exactly 0</p>"
+)
+
+
+MASKED_CELL = '<td class="masked"><span class="visually-hidden">masked</span></td>'
+
+
 def matrix_table(
     m: np.ndarray,
     caption: str,
@@ -47,12 +56,19 @@ def matrix_table(
     max_cols: int | None = None,
     row_label: str = "token",
     css: str = "matrix",
+    mask: np.ndarray | None = None,
 ) -> SafeString:
-    """A matrix as an HTML table, optionally heat-coloured, with row sums and a column limit."""
+    """A matrix as an HTML table, optionally heat-coloured, with row sums and a column limit.
+
+    ``caption`` may be safe HTML (typeset maths). ``mask`` (booleans, True = masked out) draws
+    those cells hatched with no number — a masked weight is not a tiny weight — and adds the
+    legend "−∞ → 0" under the table.
+    """
     cols = m.shape[1]
     shown = cols if max_cols is None else min(cols, max_cols)
     note = f" (first {shown} of {cols} columns)" if shown < cols else ""
-    out = [f'<div class="table-scroll"><table class="{css}"><caption>{escape(caption)}{note}'
+    title = conditional_escape(caption)
+    out = [f'<div class="table-scroll"><table class="{css}"><caption>{title}{note}'
            "</caption><thead><tr><th scope=\"col\">" + escape(row_label) + "</th>"]  # fmt: skip
     out += [f'<th scope="col">{j}</th>' for j in range(shown)]
     if row_sums is not None:
@@ -62,9 +78,18 @@ def matrix_table(
     body = cells(part, digits)
     levels = np.clip((part * 10).astype(np.int64), 0, 9).tolist() if heat else None
     sums = cells(row_sums[:, None], 6) if row_sums is not None else None
+    masked = mask[:, :shown].tolist() if mask is not None and mask.any() else None
     for i, row in enumerate(body):
         out.append(f'<tr><th scope="row">{i}</th>')
-        if levels is not None:
+        if masked is not None:
+            heat = levels[i] if levels is not None else [None] * len(row)
+            out += [
+                MASKED_CELL
+                if gone
+                else (f'<td class="heat-{h}">{c}</td>' if h is not None else f"<td>{c}</td>")
+                for c, h, gone in zip(row, heat, masked[i], strict=True)
+            ]
+        elif levels is not None:
             out += [f'<td class="heat-{h}">{c}</td>' for c, h in zip(row, levels[i], strict=True)]
         else:
             out += [f"<td>{c}</td>" for c in row]
@@ -72,6 +97,8 @@ def matrix_table(
             out.append(f'<td class="row-sum">{sums[i][0]}</td>')
         out.append("</tr>")
     out.append("</tbody></table></div>")
+    if masked is not None:
+        out.append(MASK_LEGEND)
     return mark_safe("".join(out))  # noqa: S308 - numbers and escaped captions only
 
 
@@ -85,59 +112,70 @@ def line_plot(
     width: int = 640,
     height: int = 280,
 ) -> SafeString:
-    """An SVG line plot of (label, css class, values over steps 0…) clipped to [y_lo, y_hi]."""
-    pad_l, pad_r, pad_t, pad_b = 52, 12, 12, 28
-    pw, ph = width - pad_l - pad_r, height - pad_t - pad_b
+    """An SVG line plot of (label, css class, values over steps 0…) clipped to [y_lo, y_hi].
+
+    The SVG (with a viewBox) holds only the frame and the lines, stretched to its box, with
+    strokes that keep their width (``vector-effect``). The axis labels are HTML around it,
+    sized by CSS (widgets.css ``.plot-box``), so they stay legible on a 360 px screen instead
+    of shrinking with the drawing.
+    """
     span = (y_hi - y_lo) or 1.0
 
     def y_of(v: np.ndarray) -> np.ndarray:
-        return pad_t + ph * (1 - (np.clip(v, y_lo, y_hi) - y_lo) / span)
+        return height * (1 - (np.clip(v, y_lo, y_hi) - y_lo) / span)
 
     parts = [
-        f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" '
-        f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">',
-        f'<rect class="plot-frame" x="{pad_l}" y="{pad_t}" width="{pw}" height="{ph}"/>',
+        f'<div class="plot-box" role="img" aria-label="{escape(title)}">',
+        f'<div class="plot-y" aria-hidden="true"><span>{num(y_hi, 2)}</span>'
+        f"<span>{num(y_lo, 2)}</span></div>",
+        f'<svg class="plot" viewBox="0 0 {width} {height}" preserveAspectRatio="none" '
+        'aria-hidden="true" focusable="false" xmlns="http://www.w3.org/2000/svg">',
+        f'<rect class="plot-frame" x="0" y="0" width="{width}" height="{height}" '
+        'vector-effect="non-scaling-stroke"/>',
     ]
     if y_lo < 0 < y_hi:
         y0 = float(y_of(np.array(0.0)))
         parts.append(
-            f'<line class="plot-zero" x1="{pad_l}" x2="{pad_l + pw}" y1="{y0:.1f}" y2="{y0:.1f}"/>'
+            f'<line class="plot-zero" x1="0" x2="{width}" y1="{y0:.1f}" y2="{y0:.1f}" '
+            'vector-effect="non-scaling-stroke"/>'
         )
-    for value, anchor in ((y_hi, pad_t + 4), (y_lo, pad_t + ph)):
-        parts.append(
-            f'<text class="plot-label" x="{pad_l - 4}" y="{anchor:.0f}" '
-            f'text-anchor="end">{num(value, 2)}</text>'
-        )
-    parts.append(
-        f'<text class="plot-label" x="{pad_l}" y="{height - 8}">step 0</text>'
-        f'<text class="plot-label" x="{pad_l + pw}" y="{height - 8}" text-anchor="end">'
-        f"step {x_max}</text>"
-    )
     for _label, css, values in series:
         n = len(values)
         idx = np.unique(np.linspace(0, n - 1, min(n, 400)).astype(int))
-        xy = np.round(np.stack([pad_l + pw * idx / max(1, x_max), y_of(values[idx])], 1), 1)
+        xy = np.round(np.stack([width * idx / max(1, x_max), y_of(values[idx])], 1), 1)
         points = " ".join(f"{x},{y}" for x, y in xy.tolist())
-        parts.append(f'<polyline class="{css}" fill="none" points="{points}"/>')
+        parts.append(
+            f'<polyline class="{css}" fill="none" points="{points}" '
+            'vector-effect="non-scaling-stroke"/>'
+        )
     parts.append("</svg>")
+    parts.append(
+        f'<div class="plot-x" aria-hidden="true"><span>step 0</span><span>step {x_max}</span></div>'
+    )
+    parts.append("</div>")
     return mark_safe("".join(parts))  # noqa: S308 - numbers and an escaped title only
 
 
 def bar_chart(values: list[float], labels: list[str], *, title: str) -> SafeString:
-    """An SVG bar chart of values in [0, 1] (probabilities), one labelled bar each."""
-    width, height, pad = 40 * len(values) + 20, 160, 10
-    bar_w = 28
+    """An SVG bar chart of values in [0, 1] (probabilities), one labelled bar each.
+
+    Each bar sits in an equal slot of the SVG (viewBox, stretched to its box); the labels are an
+    HTML row of equal slots under it, sized by CSS, so they line up and stay legible.
+    """
+    slot, height = 40, 160
+    width = slot * max(1, len(values))
     parts = [
-        f'<svg class="bars" viewBox="0 0 {width} {height + 20}" role="img" '
-        f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">'
+        f'<div class="bars-box" role="img" aria-label="{escape(title)}">'
+        f'<svg class="bars" viewBox="0 0 {width} {height}" preserveAspectRatio="none" '
+        'aria-hidden="true" focusable="false" xmlns="http://www.w3.org/2000/svg">'
     ]
-    for i, (v, label) in enumerate(zip(values, labels, strict=True)):
-        h = max(0.0, v) * (height - pad)
-        x = 10 + 40 * i
+    for i, v in enumerate(values):
+        h = max(0.0, min(1.0, v)) * (height - 4)
         parts.append(
-            f'<rect class="bar" x="{x}" y="{height - h:.1f}" width="{bar_w}" height="{h:.1f}"/>'
-            f'<text class="plot-label" x="{x + bar_w / 2}" y="{height + 14}" '
-            f'text-anchor="middle">{escape(label)}</text>'
+            f'<rect class="bar" x="{slot * i + 6}" y="{height - h:.1f}" width="{slot - 12}" '
+            f'height="{h:.1f}"/>'
         )
-    parts.append("</svg>")
+    parts.append('</svg><ol class="bar-labels" aria-hidden="true">')
+    parts += [f"<li>{escape(label)}</li>" for label in labels]
+    parts.append("</ol></div>")
     return mark_safe("".join(parts))  # noqa: S308 - numbers and escaped labels only

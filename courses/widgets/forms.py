@@ -12,6 +12,8 @@ import math
 import re
 
 from django import forms
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 MAX_TOKENS = 64
 MAX_DIM = 256
@@ -46,8 +48,81 @@ def form_errors(form: forms.Form) -> list[tuple[str, str]]:
     return out
 
 
+def typeset(latex: str, note: str = "", note_latex: str = "") -> SafeString:
+    """A field label with its symbol typeset (MathML), e.g. "d_k (key width)"."""
+    from platform.rendering import render_math
+
+    if not note:
+        return render_math(latex)
+    if note_latex:
+        return format_html("{} ({}{})", render_math(latex), note, render_math(note_latex))
+    return format_html("{} ({})", render_math(latex), note)
+
+
 class RangeInput(forms.NumberInput):
     input_type = "range"
+
+
+def tau_of_scale(s: float, lo: float, hi: float) -> float:
+    """The slider position s ∈ [−1, 1] as a temperature: log scale, τ = 1 at s = 0,
+    τ = lo at s = −1 and τ = hi at s = 1 (each half geometric)."""
+    return lo ** (-s) if s < 0 else hi**s
+
+
+def scale_of_tau(tau: float, lo: float, hi: float) -> float:
+    """The inverse of :func:`tau_of_scale`, clamped to [−1, 1]."""
+    s = -math.log(tau) / math.log(lo) if tau < 1 else math.log(tau) / math.log(hi)
+    return min(1.0, max(-1.0, s))
+
+
+def tau_text(tau: float) -> str:
+    """τ as the slider's read-out shows it: three significant digits (JS does the same)."""
+    return f"{tau:.3g}"
+
+
+class LogTemperatureSlider(forms.Widget):
+    """A temperature slider on a log scale with τ = 1 in the middle.
+
+    The range input is named ``<name>_scale`` and moves s ∈ [−1, 1]; the field still takes τ:
+    a query may give ``<name>=τ`` (links, tests, the API) or ``<name>_scale=s`` (the slider,
+    with or without JavaScript), and the scale wins when both are there. The read-out next to
+    it shows τ, never s.
+    """
+
+    def __init__(self, lo: float, hi: float, attrs: dict | None = None) -> None:
+        super().__init__(attrs)
+        self.lo, self.hi = lo, hi
+
+    def value_from_datadict(self, data, files, name):
+        scale = data.get(f"{name}_scale")
+        if scale in (None, ""):
+            return data.get(name)
+        try:
+            s = float(scale)
+        except (TypeError, ValueError):
+            return scale  # the field says what a number must be
+        if not math.isfinite(s):
+            return scale
+        return repr(tau_of_scale(s, self.lo, self.hi))
+
+    def render(self, name, value, attrs=None, renderer=None):
+        from django.utils.html import format_html
+
+        try:
+            tau = float(value)
+        except (TypeError, ValueError):
+            tau = 1.0
+        if not math.isfinite(tau) or tau <= 0:
+            tau = 1.0
+        s = scale_of_tau(tau, self.lo, self.hi)
+        element_id = (attrs or {}).get("id", f"id_{name}")
+        return format_html(
+            '<input type="range" name="{}_scale" id="{}" min="-1" max="1" step="0.01" '
+            'value="{}" data-tau-min="{}" data-tau-max="{}" aria-valuetext="τ = {}">'
+            '<output class="readout" for="{}" data-readout-for="{}">{}</output>',
+            name, element_id, f"{s:.4f}", self.lo, self.hi, tau_text(tau),
+            element_id, element_id, tau_text(tau),
+        )  # fmt: skip
 
 
 def _messages(text: str) -> dict[str, str]:
@@ -119,7 +194,13 @@ class VectorField(forms.CharField):
 
     def __init__(self, label: str, initial: str, max_len: int = MAX_VECTOR, **kwargs) -> None:
         self.max_len = max_len
-        kwargs.setdefault("widget", forms.TextInput(attrs={"spellcheck": "false"}))
+        example = " ".join(initial.split()[:3]) or "1 2 3"
+        kwargs.setdefault(
+            "widget", forms.TextInput(attrs={"spellcheck": "false", "placeholder": example})
+        )
+        kwargs.setdefault(
+            "help_text", f"1 to {max_len} numbers separated by spaces or commas, e.g. {example}."
+        )
         super().__init__(
             label=label,
             initial=initial,
@@ -147,8 +228,18 @@ class VectorField(forms.CharField):
 class MatrixField(forms.CharField):
     """Rows on separate lines (or separated by ';'), entries by spaces or commas. Optional."""
 
-    def __init__(self, label: str, **kwargs) -> None:
-        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}))
+    def __init__(self, label: str, *, name: str = "", **kwargs) -> None:
+        self.name = name or str(label)  # how error messages call it, as plain text
+        kwargs.setdefault(
+            "widget",
+            forms.Textarea(
+                attrs={"rows": 3, "spellcheck": "false", "placeholder": "1 0 2\n0 1 -1"}
+            ),
+        )
+        kwargs.setdefault(
+            "help_text",
+            "A row per line (or ;), numbers split by spaces or commas; empty for random rows.",
+        )
         super().__init__(
             label=label,
             required=False,
@@ -165,7 +256,7 @@ class MatrixField(forms.CharField):
         if not text.strip():
             return None
         rows = [r for r in re.split(r"[;\n]+", text.strip()) if r.strip()]
-        matrix = [parse_numbers(r, str(self.label)) for r in rows]
+        matrix = [parse_numbers(r, self.name) for r in rows]
         widths = {len(r) for r in matrix}
         if len(widths) != 1:
             raise forms.ValidationError("Every row must have the same number of entries.")
@@ -174,16 +265,16 @@ class MatrixField(forms.CharField):
 
 class AttentionForm(forms.Form):
     tokens = int_field("tokens", 1, MAX_TOKENS, 4)
-    d_k = int_field("d_k", 1, MAX_DIM, 8)
-    d_v = int_field("d_v", 1, MAX_DIM, 8)
+    d_k = int_field(typeset("d_k", "key width"), 1, MAX_DIM, 8)
+    d_v = int_field(typeset("d_v", "value width"), 1, MAX_DIM, 8)
     seed = int_field("seed", 0, 2**32 - 1, 0)
     temperature = FiniteFloatField(
-        "temperature τ", 0.05, 10.0, 1.0, widget=RangeInput(attrs={"step": "0.05"})
+        "temperature τ", 0.05, 10.0, 1.0, widget=LogTemperatureSlider(0.05, 10.0)
     )
     causal = forms.BooleanField(label="causal mask", required=False, initial=False)
-    q = MatrixField("Q (optional: tokens × d_k)")
-    k = MatrixField("K (optional: tokens × d_k)")
-    v = MatrixField("V (optional: tokens × d_v)")
+    q = MatrixField(typeset("Q", "optional: tokens × ", "d_k"), name="Q")
+    k = MatrixField(typeset("K", "optional: tokens × ", "d_k"), name="K")
+    v = MatrixField(typeset("V", "optional: tokens × ", "d_v"), name="V")
 
     def clean(self):
         data = super().clean()
@@ -209,7 +300,7 @@ class AttentionForm(forms.Form):
 class SoftmaxForm(forms.Form):
     logits = VectorField("logits", "2 1 0.5 -1", max_len=32)
     temperature = FiniteFloatField(
-        "temperature τ", 0.01, 20.0, 1.0, widget=RangeInput(attrs={"step": "0.01"})
+        "temperature τ", 0.01, 20.0, 1.0, widget=LogTemperatureSlider(0.01, 20.0)
     )
 
 
@@ -242,7 +333,7 @@ class AdamForm(forms.Form):
 
 
 class RopeForm(forms.Form):
-    d_k = int_field("d_k (even)", 2, MAX_DIM, 8)
+    d_k = int_field(typeset("d_k", "even"), 2, MAX_DIM, 8)
     base = FiniteFloatField("base", 1.0, 1e9, 10000.0)
     positions = VectorField("positions", "0 1 2 3 5 8", max_len=16)
     heads = int_field("heads (for the before-split comparison)", 1, 8, 2)
@@ -326,3 +417,65 @@ class WalkthroughForm(forms.Form):
 
     def answers(self) -> dict[str, str]:
         return {key: self.cleaned_data.get(key, "") for key, _q, _h in QUESTIONS}
+
+
+class CrossEntropyForm(forms.Form):
+    logits = VectorField("logits", "2 1 0.1", max_len=32)
+    target = int_field("target class y", 0, 31, 0)
+
+    def clean(self):
+        data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
+        if "logits" in data and "target" in data and data["target"] >= len(data["logits"]):
+            self.add_error(
+                "target",
+                f"Enter a class from 0 to {len(data['logits']) - 1}: "
+                f"there are {len(data['logits'])} logits.",
+            )
+        return data
+
+
+MAX_HEADS = 8
+MAX_MHA_TOKENS = 16
+
+
+class MultiHeadForm(forms.Form):
+    tokens = int_field("tokens", 1, MAX_MHA_TOKENS, 5)
+    d_model = int_field("d_model", 1, MAX_DIM, 8)
+    heads = int_field("heads h", 1, MAX_HEADS, 2)
+    seed = int_field("seed", 0, 2**32 - 1, 0)
+    causal = forms.BooleanField(label="causal mask", required=False, initial=False)
+
+    def clean(self):
+        data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
+        if "d_model" in data and "heads" in data and data["d_model"] % data["heads"]:
+            self.add_error(
+                "heads",
+                f"heads must divide d_model = {data['d_model']} evenly, so every head gets "
+                "the same width d_model / h.",
+            )
+        return data
+
+
+ADAMW_OBJECTIVES = {
+    **OBJECTIVES,
+    "flat": ("0", "0"),
+}
+
+
+class AdamWForm(forms.Form):
+    objective = forms.ChoiceField(
+        label="objective",
+        choices=[
+            ("square", "f(θ) = θ²"),
+            ("quartic", "f(θ) = θ⁴"),
+            ("flat", "f(θ) = 0 (a weight the loss ignores)"),
+        ],
+        initial="flat",
+        error_messages=_messages("Choose θ² (square), θ⁴ (quartic) or 0 (flat)."),
+    )
+    theta0 = FiniteFloatField("start θ₀", -100.0, 100.0, 1.0)
+    lr = FiniteFloatField("learning rate η", 1e-6, 1.0, 0.01)
+    weight_decay = FiniteFloatField("weight decay λ", 0.0, 1.0, 0.1)
+    steps = int_field("steps", 1, MAX_STEPS, 200)

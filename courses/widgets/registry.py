@@ -17,21 +17,26 @@ import numpy as np
 from django import forms
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils.html import format_html
 
 from courses.widgets import kernels
 from courses.widgets.figures import bar_chart, cells, heat_class, line_plot, matrix_table, num
 from courses.widgets.forms import (
+    ADAMW_OBJECTIVES,
     MAX_DIM,
-    OBJECTIVES,
     TOO_LARGE,
     AdamForm,
+    AdamWForm,
     AttentionForm,
+    CrossEntropyForm,
+    MultiHeadForm,
     NormsForm,
     RopeForm,
     SoftmaxForm,
     form_errors,
     too_large,
 )
+from platform.rendering import render_math
 
 
 def numbers_attention(d: dict) -> dict:
@@ -68,7 +73,13 @@ def numbers_attention(d: dict) -> dict:
         }
         for i, dim in enumerate(dims)
     ]
-    return {"scores": scores, "weights": weights, "out": out, "entropy_rows": entropy_rows}
+    return {
+        "scores": scores,
+        "weights": weights,
+        "out": out,
+        "entropy_rows": entropy_rows,
+        "mask": np.isneginf(mask) if mask is not None else None,  # True where masked out
+    }
 
 
 def present_attention(d: dict, n: dict) -> dict:
@@ -76,22 +87,33 @@ def present_attention(d: dict, n: dict) -> dict:
     sums = n["weights"].sum(axis=-1)
     return {
         "shapes": [
-            ("Q", f"{T} × {d_k}"),
-            ("K", f"{T} × {d_k}"),
-            ("V", f"{T} × {d_v}"),
-            ("Q Kᵀ / √d_k (scores)", f"{T} × {T}"),
-            ("weights = softmax(scores)", f"{T} × {T}"),
-            ("output = weights V", f"{T} × {d_v}"),
+            (render_math("Q"), f"{T} × {d_k}"),
+            (render_math("K"), f"{T} × {d_k}"),
+            (render_math("V"), f"{T} × {d_v}"),
+            (format_html("{} (scores)", render_math(r"QK^\top / \sqrt{d_k}")), f"{T} × {T}"),
+            (
+                format_html("weights = {}", render_math(r"\operatorname{softmax}(\text{scores})")),
+                f"{T} × {T}",
+            ),
+            (format_html("output = weights {}", render_math("V")), f"{T} × {d_v}"),
         ],
-        "scores_table": matrix_table(n["scores"], "Scores Q Kᵀ / √d_k / τ", digits=2),
+        "scores_table": matrix_table(
+            n["scores"],
+            format_html("Scores {}", render_math(r"QK^\top / \sqrt{d_k} / \tau")),
+            digits=2,
+            mask=n["mask"],
+        ),
         "weights_table": matrix_table(
             n["weights"],
             "Attention weights (darker = more weight); each row sums to 1",
             heat=True,
             row_sums=sums,
             css="matrix heatmap",
+            mask=n["mask"],
         ),
-        "output_table": matrix_table(n["out"], "Output = weights · V", max_cols=16),
+        "output_table": matrix_table(
+            n["out"], format_html("Output = weights · {}", render_math("V")), max_cols=16
+        ),
         "row_sums_ok": bool(np.allclose(sums, 1.0)),
         "entropy_rows": n["entropy_rows"],
         "max_entropy": math.log(T),
@@ -99,6 +121,10 @@ def present_attention(d: dict, n: dict) -> dict:
         "temperature": d["temperature"],
         "typed": [name.upper() for name in ("q", "k", "v") if d.get(name) is not None],
     }
+
+
+def _SUB_DIGITS(i: int) -> str:
+    return str(i).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
 
 
 SOFTMAX_SWEEP = (0.05, 0.2, 0.5, 1.0, 2.0, 5.0, 20.0)
@@ -113,7 +139,7 @@ def numbers_softmax(d: dict) -> dict:
 
 def present_softmax(d: dict, n: dict) -> dict:
     x, p, tau = n["x"], n["p"], d["temperature"]
-    labels = [f"x{i}" for i in range(len(x))]
+    labels = [f"x{_SUB_DIGITS(i)}" for i in range(len(x))]  # SVG text: Unicode subscripts
     return {
         "rows": [
             {"i": i, "logit": num(float(v), 3), "p": num(float(q), 4), "heat": heat_class(q)}
@@ -123,13 +149,14 @@ def present_softmax(d: dict, n: dict) -> dict:
         "entropy": n["entropy"],
         "max_entropy": math.log(len(x)),
         "argmax": int(np.argmax(x)),
+        "argmax_symbol": render_math(f"x_{{{int(np.argmax(x))}}}"),
         "top": float(p.max()),
         "temperature": tau,
         "sweep": [
             {"tau": t, "cells": [(num(q, 3), heat_class(q)) for q in row]}
             for t, row in zip(SOFTMAX_SWEEP, n["sweep"].tolist(), strict=True)
         ],
-        "labels": labels,
+        "labels": [f"x_{{{i}}}" for i in range(len(x))],  # LaTeX, typeset in the table
     }
 
 
@@ -166,6 +193,11 @@ def present_norms(d: dict, n: dict) -> dict:
 GRADIENTS: dict[str, Callable[[float], float]] = {
     "square": lambda th: 2.0 * th,
     "quartic": lambda th: 4.0 * th * th * th,
+    "flat": lambda th: 0.0 * th,
+}
+OBJECTIVE_TEX = {  # OBJECTIVES as LaTeX, typeset in the widget's sentences
+    "square": (r"f(\theta) = \theta^2", r"2\theta"),
+    "quartic": (r"f(\theta) = \theta^4", r"4\theta^3"),
 }
 TABLE_STEPS = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
@@ -173,9 +205,7 @@ TABLE_STEPS = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 def numbers_adam(d: dict) -> dict:
     grad = GRADIENTS[d["objective"]]
     args = {"lr": d["lr"], "beta1": d["beta1"], "beta2": d["beta2"], "eps": d["eps"]}
-    corrected, _m, _v = kernels.adam(grad, d["theta0"], d["steps"], **args)
-    raw, _m2, _v2 = kernels.adam(grad, d["theta0"], d["steps"], bias_correction=False, **args)
-    plain = kernels.sgd(grad, d["theta0"], d["steps"], d["lr"])
+    corrected, raw, plain = kernels.optimiser_paths(grad, d["theta0"], d["steps"], **args)
     return {"corrected": corrected, "raw": raw, "plain": plain}
 
 
@@ -222,7 +252,7 @@ def present_adam(d: dict, n: dict) -> dict:
             "ratio": num(float(first_raw / first_bc), 3) if first_bc else "—",
             "predicted": num((1 - d["beta1"]) / math.sqrt(1 - d["beta2"]), 3),
         },
-        "objective": OBJECTIVES[d["objective"]],
+        "objective": OBJECTIVE_TEX[d["objective"]],
         "steps": steps,
     }
 
@@ -284,6 +314,156 @@ def present_rope(d: dict, n: dict) -> dict:
         "heads": heads,
         "d_k": d_k,
         "freqs": [num(float(base ** (-2 * i / d_k)), 5) for i in range(min(d_k // 2, 8))],
+    }
+
+
+def numbers_cross_entropy(d: dict) -> dict:
+    z = np.array(d["logits"], dtype=np.float64)
+    y = d["target"]
+    p = kernels.softmax(z)
+    one_hot = np.zeros_like(z)
+    one_hot[y] = 1.0
+    return {
+        "z": z,
+        "p": p,
+        "log_p": kernels.log_softmax(z),
+        "loss": kernels.cross_entropy(z[None, :], np.array([y])),
+        "grad": p - one_hot,  # ∂ℒ/∂z for one example
+    }
+
+
+def present_cross_entropy(d: dict, n: dict) -> dict:
+    z, p, log_p, grad = n["z"], n["p"], n["log_p"], n["grad"]
+    y = d["target"]
+    labels = [f"z{i}" for i in range(len(z))]
+    return {
+        "rows": [
+            {
+                "i": i,
+                "target": i == y,
+                "logit": num(float(z[i]), 3),
+                "p": num(float(p[i]), 4),
+                "heat": heat_class(float(p[i])),
+                "log_p": num(float(log_p[i]), 4),
+                "grad": num(float(grad[i]), 4),
+            }
+            for i in range(len(z))
+        ],
+        "bars": bar_chart(p.tolist(), labels, title=f"softmax probabilities; the target is z{y}"),
+        "loss": num(n["loss"], 4),
+        "p_target": num(float(p[y]), 4),
+        "target": y,
+        "classes": len(z),
+        "uniform_loss": num(math.log(len(z)), 4),
+        "predicted": int(np.argmax(z)),
+        "grad_sum": num(float(grad.sum()), 6),
+    }
+
+
+def numbers_multi_head(d: dict) -> dict:
+    T, d_model, h = d["tokens"], d["d_model"], d["heads"]
+    rng = np.random.default_rng(d["seed"])
+    x = rng.normal(size=(T, d_model))
+    w_q, w_k, w_v, w_o = rng.normal(size=(4, d_model, d_model)) / math.sqrt(d_model)
+    mask = kernels.causal_mask(T) if d["causal"] else None
+    out, weights = kernels.multi_head_attention(x, w_q, w_k, w_v, w_o, heads=h, mask=mask)
+    return {"out": out, "weights": weights}
+
+
+def present_multi_head(d: dict, n: dict) -> dict:
+    T, d_model, h = d["tokens"], d["d_model"], d["heads"]
+    d_head = d_model // h
+    weights = n["weights"]
+    sums = weights.sum(axis=-1)
+    return {
+        "shapes": [
+            ("X", f"{T} × {d_model}"),
+            ("W^Q, W^K, W^V, W^O", f"{d_model} × {d_model} each"),
+            ("one head's Q, K, V", f"{T} × {d_head}"),
+            ("one head's weights", f"{T} × {T}"),
+            ("all weights", f"{h} × {T} × {T}"),
+            ("Concat(heads) W^O", f"{T} × {d_model}"),
+        ],
+        "heads": [
+            {
+                "i": i + 1,
+                "table": matrix_table(
+                    weights[i],
+                    f"Head {i + 1}: columns {i * d_head}–{(i + 1) * d_head - 1} of Q, K and V",
+                    heat=True,
+                    row_sums=sums[i],
+                    css="matrix heatmap",
+                    digits=2,
+                ),
+            }
+            for i in range(h)
+        ],
+        "output_table": matrix_table(n["out"], "Output = Concat(heads) · W^O", max_cols=16),
+        "row_sums_ok": bool(np.allclose(sums, 1.0)),
+        "tokens": T,
+        "heads_count": h,
+        "d_head": d_head,
+        "d_model": d_model,
+        "parameters": f"{4 * d_model * d_model:,}",
+        "causal": d["causal"],
+    }
+
+
+ADAMW_TABLE_STEPS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+
+
+def numbers_adamw(d: dict) -> dict:
+    grad = GRADIENTS[d["objective"]]
+    lr, wd = d["lr"], d["weight_decay"]
+    plain, _m, _v = kernels.adam(grad, d["theta0"], d["steps"], lr=lr)
+
+    def with_l2(th):  # the decay folded into the gradient, as before AdamW
+        return grad(th) + wd * th
+
+    l2, _m2, _v2 = kernels.adam(with_l2, d["theta0"], d["steps"], lr=lr)
+    decoupled, _m3, _v3 = kernels.adamw(grad, d["theta0"], d["steps"], lr=lr, weight_decay=wd)
+    return {"plain": plain, "l2": l2, "adamw": decoupled}
+
+
+def present_adamw(d: dict, n: dict) -> dict:
+    steps, theta0, lr, wd = d["steps"], d["theta0"], d["lr"], d["weight_decay"]
+    plain, l2, decoupled = n["plain"], n["l2"], n["adamw"]
+    reach = max(abs(theta0), *(float(np.abs(a).max()) for a in (plain, l2, decoupled)), 1e-3)
+    series = [
+        ("Adam (no decay)", "line-adam", plain),
+        ("Adam with L2 (λθ added to the gradient)", "line-raw", l2),
+        ("AdamW (decoupled decay)", "line-sgd", decoupled),
+    ]
+    table_steps = sorted({s for s in ADAMW_TABLE_STEPS if s <= steps} | {steps})
+    return {
+        "plot": line_plot(
+            series,
+            title=f"θ over {steps} steps: Adam, Adam with L2 and AdamW (λ = {wd:g})",
+            x_max=steps,
+            y_lo=-reach * 1.1,
+            y_hi=reach * 1.1,
+        ),
+        "series": [(label, css) for label, css, _ in series],
+        "table": [
+            {
+                "step": s,
+                "plain": num(float(plain[s]), 4),
+                "l2": num(float(l2[s]), 4),
+                "adamw": num(float(decoupled[s]), 4),
+            }
+            for s in table_steps
+        ],
+        "final": {
+            "plain": num(float(plain[-1]), 4),
+            "l2": num(float(l2[-1]), 4),
+            "adamw": num(float(decoupled[-1]), 4),
+        },
+        "shrink": num(1.0 - lr * wd, 6),
+        "pure_decay": num(theta0 * (1.0 - lr * wd) ** steps, 4),
+        "flat": d["objective"] == "flat",
+        "objective": ADAMW_OBJECTIVES[d["objective"]],
+        "steps": steps,
+        "weight_decay": wd,
     }
 
 
@@ -355,6 +535,30 @@ WIDGETS: dict[str, Widget] = {
             numbers_rope,
             present_rope,
         ),
+        Widget(
+            "cross-entropy",
+            "Cross-entropy and its gradient",
+            "Logits and a target class: the loss, the probabilities and softmax − one-hot.",
+            CrossEntropyForm,
+            numbers_cross_entropy,
+            present_cross_entropy,
+        ),
+        Widget(
+            "multi-head",
+            "Multi-head attention",
+            "Split d_model into heads and see each head's weights side by side.",
+            MultiHeadForm,
+            numbers_multi_head,
+            present_multi_head,
+        ),
+        Widget(
+            "adamw",
+            "Adam vs AdamW",
+            "Weight decay inside the gradient or decoupled from it, on one plot.",
+            AdamWForm,
+            numbers_adamw,
+            present_adamw,
+        ),
     )
 }
 
@@ -388,12 +592,16 @@ def run_widget(widget: Widget, request: HttpRequest | None, uid: str) -> tuple[d
         context["errors"] = [("request", TOO_LARGE)]
         return context, 400
     data = defaults(widget.form)
-    if request is not None and any(name in request.GET for name in widget.form.base_fields):
+    # A log slider sends "<field>_scale" (forms.LogTemperatureSlider) instead of the field.
+    names = [*widget.form.base_fields, *(f"{n}_scale" for n in widget.form.base_fields)]
+    if request is not None and any(name in request.GET for name in names):
         for name, field in widget.form.base_fields.items():
             if isinstance(field, forms.BooleanField):
                 data.pop(name, None)
             if name in request.GET:
                 data[name] = request.GET.get(name)
+            if f"{name}_scale" in request.GET:
+                data[f"{name}_scale"] = request.GET.get(f"{name}_scale")
     form = widget.form(data=data, auto_id=f"{uid}-%s")
     context["form"] = form
     if not form.is_valid():

@@ -42,7 +42,7 @@ from django.core.mail import get_connection
 from django.core.mail.backends.smtp import EmailBackend as SmtpBackend
 from django.core.mail.message import sanitize_address
 from django.db import connection, transaction
-from django.db.models import F, Min, Q
+from django.db.models import Min, Q
 from django.utils import timezone
 
 from .. import emails
@@ -60,8 +60,15 @@ class QueueChunk(Protocol):
     ) -> None: ...
 
 
+def recipient_count() -> int:
+    """How many would get an issue started now: the rows ``_freeze_recipients`` selects
+    (confirmed subscribers). The admin's confirmation page shows it."""
+    return Subscriber.objects.confirmed().count()
+
+
 def _freeze_recipients(issue_id: int, now: datetime) -> int:
-    """One INSERT … SELECT: a queued Delivery per confirmed subscriber; rows that exist stay."""
+    """One INSERT … SELECT: a queued Delivery per confirmed subscriber (the same filter as
+    :func:`recipient_count`); rows that exist stay."""
     delivery = Delivery._meta.db_table
     subscriber = Subscriber._meta.db_table
     sql = (
@@ -201,7 +208,7 @@ def _claim(issue_id: int, first_id: int, last_id: int, owner: str) -> list[Deliv
         )
     return list(
         Delivery.objects.filter(id__in=ids)
-        .select_related("subscriber")
+        .select_related("subscriber__user")
         .only(
             "id",
             "attempts",
@@ -209,24 +216,30 @@ def _claim(issue_id: int, first_id: int, last_id: int, owner: str) -> list[Deliv
             "subscriber__email",
             "subscriber__name",
             "subscriber__status",
+            "subscriber__user__first_name",  # greeting_name falls back to the account's name
+            "subscriber__user__last_name",
         )
         .order_by("id")
     )
 
 
+_MARK_SENT_SQL = (
+    f"UPDATE {Delivery._meta.db_table} SET status = %s, sent_at = %s, attempts = attempts + 1, "  # noqa: S608 - table name from _meta
+    "last_error = '', lease_owner = '', lease_until = NULL, next_attempt_at = NULL, "
+    "updated_at = %s, esp_message_id = %s WHERE id = %s"
+)
+
+
 def _mark_sent(delivery: Delivery, *, esp_message_id: str = "") -> None:
+    """The row is *sent* (with the ESP's id for the message, if any, to match its webhooks).
+    One statement per message, written out once: the ORM's update() costs ~0.35 ms of Python
+    per call, a sixth of a message's time in a large send."""
     now = timezone.now()
-    Delivery.objects.filter(pk=delivery.pk).update(
-        status=Delivery.Status.SENT,
-        esp_message_id=str(esp_message_id)[:255],
-        sent_at=now,
-        attempts=F("attempts") + 1,
-        last_error="",
-        lease_owner="",
-        lease_until=None,
-        next_attempt_at=None,
-        updated_at=now,
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _MARK_SENT_SQL,
+            [Delivery.Status.SENT, now, now, str(esp_message_id)[:255], delivery.pk],
+        )
 
 
 def _mark_failure(delivery: Delivery, *, error: str, permanent: bool) -> str:
@@ -361,10 +374,9 @@ def _send_rows(issue: Issue, rows: list[Delivery], result: ChunkResult) -> None:
             try:
                 if smtp:
                     # One SMTP transaction with the prepared bytes; raises unless accepted.
+                    address = sanitize_address(subscriber.email, "utf-8")  # once: ~0.13 ms
                     conn.connection.sendmail(  # type: ignore[attr-defined]  # SMTP backend
-                        mail.envelope_from,
-                        [sanitize_address(subscriber.email, "utf-8")],
-                        mail.raw(subscriber),
+                        mail.envelope_from, [address], mail.raw(subscriber, address=address)
                     )
                     accepted = 1
                 else:

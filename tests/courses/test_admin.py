@@ -124,3 +124,14 @@ def test_admin_changelist_links_preview_of_unpublished_chapter(editor_client, cl
     assert editor_client.get(chapter.get_absolute_url()).status_code == 200
     client.logout()
     assert client.get(chapter.get_absolute_url()).status_code == 404
+
+
+def test_admin_equation_has_the_tutor_answers_inline(editor_client, demo_course):
+    from courses.models import Equation
+
+    equation = Equation.objects.get(title="Scaled dot-product attention")
+    html = editor_client.get(reverse("admin:courses_equation_change", args=[equation.pk])).content
+    html = html.decode()
+    assert "Model answers for the tutor (the seven questions)" in html
+    assert 'name="answers-TOTAL_FORMS" value="7"' in html
+    assert "What shape is everything?" in html  # the question picked by its label

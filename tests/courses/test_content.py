@@ -79,7 +79,7 @@ def test_export_load_export_round_trip_is_byte_identical(tmp_path, demo_course):
     assert contentfiles.load(paths=[first]).course_slugs == [COURSE]
     contentfiles.export_course(slug=COURSE, directory=second)
     assert files_under(first) == files_under(second)
-    assert len(files_under(second)) == 10
+    assert len(files_under(second)) == 24  # the glossary, course.toml, 11 chapters, 11 listings
 
 
 def test_export_removes_files_the_course_no_longer_has(tmp_path, demo_course):
@@ -100,7 +100,7 @@ def test_export_writes_edits_made_in_the_database(tmp_path, demo_course):
 
     meta, _ = read_markdown(tmp_path / COURSE / "rope.md")
     assert meta["published"] is False
-    assert len(meta["questions"]) == 2
+    assert len(meta["questions"]) == 3
     assert meta["equations"][0]["parts"][0]["reason"] == "Edited in admin."
 
 
@@ -150,26 +150,34 @@ def test_load_removing_a_question_from_the_file_removes_it(content, demo_course)
     contentfiles.load(paths=[content / COURSE])
 
     prompts = list(Chapter.objects.get(slug="rope").questions.values_list("prompt", flat=True))
-    assert len(prompts) == 2
-    assert "Which pairs of features rotate fastest?" not in prompts
+    assert len(prompts) == 3
+    assert "Which pairs of features rotate fastest?" in prompts
+    assert "In a model with several heads, where is RoPE applied?" not in prompts
 
 
 def test_load_removing_a_chapter_from_course_toml_removes_it(content, demo_course):
-    edit(content / COURSE / "course.toml", '"rope", ', "")
+    edit(content / COURSE / "course.toml", '    "rope",\n', "")
     (content / COURSE / "rope.md").unlink()
-    capstone = content / COURSE / "capstone-three-equations.md"
-    capstone.write_text(capstone.read_text().replace(', "rope"]', "]"))
+    edit(content / COURSE / "attention-and-masks.md", '"rope", ', "")
+    edit(content / COURSE / "multi-head-attention.md", '"rope", ', "")
     contentfiles.load(paths=[content / COURSE])
     assert list(Chapter.objects.values_list("slug", "order")) == [
-        ("softmax-temperature", 1),
-        ("rmsnorm-vs-layernorm", 2),
-        ("capstone-three-equations", 3),
+        ("shapes-and-indices", 1),
+        ("transpose-and-products", 2),
+        ("softmax-temperature", 3),
+        ("log-softmax-cross-entropy", 4),
+        ("rmsnorm-vs-layernorm", 5),
+        ("attention-and-masks", 6),
+        ("multi-head-attention", 7),
+        ("residual-streams", 8),
+        ("adam-and-adamw", 9),
+        ("capstone-three-equations", 10),
     ]
 
 
 def test_load_a_glossary_file_alone(content):
     assert contentfiles.load(paths=[content / "glossary.toml"]).summaries == [
-        "glossary: 77 symbols"
+        "glossary: 96 symbols"
     ]
     softmax = Symbol.objects.get(slug="softmax")
     assert (softmax.latex, softmax.kind) == (r"\operatorname{softmax}", "operation")
@@ -239,7 +247,8 @@ def test_error_unknown_widget_names_line_and_key(content):
     line = edit(path, 'widget = "rope"', 'widget = "clock"')
     assert load_error(content) == (
         f"{path}:{line} [equations[2].widget]: unknown value 'clock' "
-        "(expected one of: attention, softmax, norms, adam, rope)"
+        "(expected one of: attention, softmax, norms, adam, rope, cross-entropy, multi-head, "
+        "adamw)"
     )
 
 
@@ -279,7 +288,7 @@ def test_error_question_with_no_correct_choice(content):
 
 def test_error_unknown_prerequisite(content):
     path = content / COURSE / "capstone-three-equations.md"
-    line = edit(path, 'prerequisites = ["softmax-temperature"', 'prerequisites = ["softmax"')
+    line = edit(path, 'prerequisites = ["rmsnorm-vs-layernorm"', 'prerequisites = ["softmax"')
     assert load_error(content) == (f"{path}:{line} [prerequisites]: unknown chapter 'softmax'")
 
 
@@ -354,10 +363,10 @@ def test_error_loads_nothing_at_all(content):
 def test_load_content_command_loads_a_folder_and_reports(content, capsys):
     call_command("load_content", "--no-check", content)
     assert capsys.readouterr().out == (
-        "glossary: 77 symbols\n"
-        "course reading-ml-papers: 4 chapters, 9 equations, 13 questions, 4 listings\n"
+        "glossary: 96 symbols\n"
+        "course reading-ml-papers: 11 chapters, 33 equations, 44 questions, 11 listings\n"
     )
-    assert CodeListing.objects.filter(checked_at__isnull=True).count() == 4
+    assert CodeListing.objects.filter(checked_at__isnull=True).count() == 11
 
 
 def test_load_content_command_checks_new_listings(content, capsys):
@@ -369,7 +378,7 @@ def test_load_content_command_checks_new_listings(content, capsys):
 
 def test_export_content_command_writes_the_files(tmp_path, demo_course, capsys):
     call_command("export_content", COURSE, tmp_path)
-    assert capsys.readouterr().out == f"wrote 10 files under {tmp_path}\n"
+    assert capsys.readouterr().out == f"wrote 24 files under {tmp_path}\n"
     assert files_under(tmp_path) == files_under(contentfiles.DEFAULT_DIR)
 
 
@@ -470,3 +479,33 @@ def test_load_invalidates_cached_pages_once_not_per_row(content, demo_course, cl
     page = client.get(chapter.get_absolute_url()).content.decode()
     assert "Does RoPE alter how long a query vector is?" in page
     assert old not in page
+
+
+# --- the tutor's model answers ------------------------------------------------------------------
+
+
+def test_load_tutor_answers_and_export_writes_them_back(content, tmp_path):
+    from courses.models import EquationAnswer
+
+    call_command("load_content", "--no-check", content)
+    attention = EquationAnswer.objects.filter(equation__title="Scaled dot-product attention")
+    assert sorted(attention.values_list("question", flat=True)) == sorted(
+        ["output", "inputs", "learned", "shapes", "operations", "extremes", "ablations"]
+    )
+    assert attention.get(question="shapes").text.startswith("$Q$ and $K$ are tokens × $d_k$")
+    path = content / COURSE / "capstone-three-equations.md"
+    edit(path, 'extremes = "Scores divided', '# extremes = "Scores divided')
+    call_command("load_content", "--no-check", content)  # a question left out is deleted
+    assert not attention.filter(question="extremes").exists()
+    course = Course.objects.get(slug=COURSE)
+    text = contentfiles.render_course(course=course)["capstone-three-equations.md"]
+    assert "\n[equations.answers]\noutput = " in text and "\nextremes = " not in text
+
+
+def test_error_unknown_tutor_question_names_line_and_key(content):
+    path = content / COURSE / "capstone-three-equations.md"
+    line = edit(path, "\nablations = ", "\nablation = ") + 1
+    assert load_error(content) == (
+        f"{path}:{line} [equations[1].answers.ablation]: unknown key 'ablation' (expected one "
+        "of: output, inputs, learned, shapes, operations, extremes, ablations)"
+    )

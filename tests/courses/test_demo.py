@@ -42,7 +42,7 @@ def test_demo_load_is_idempotent(demo_course):
         == demo_course
         == [
             f"glossary: {len(GLOSSARY)} symbols",
-            "course reading-ml-papers: 4 chapters, 9 equations, 13 questions, 4 listings",
+            "course reading-ml-papers: 11 chapters, 33 equations, 44 questions, 11 listings",
         ]
     )
     assert counts() == first
@@ -53,9 +53,9 @@ def test_load_demo_command_runs_twice(capsys):
     call_command("load_demo")
     call_command("load_demo")
     out = capsys.readouterr().out
-    assert out.count("course reading-ml-papers: 4 chapters") == 2
+    assert out.count("course reading-ml-papers: 11 chapters") == 2
     assert "demo newsletter:" in out
-    assert Chapter.objects.published().count() == 4
+    assert Chapter.objects.published().count() == 11
     assert set(CodeListing.objects.values_list("check_status", flat=True)) == {"passed"}
     capstone = Chapter.objects.get(slug="capstone-three-equations")
     assert sorted(capstone.related_notes.values_list("slug", flat=True)) == [
@@ -88,16 +88,16 @@ def test_demo_capstone_has_the_seed_content(demo_course):
         "η",
     ]
     assert set(capstone.prerequisites.values_list("slug", flat=True)) == {
-        "softmax-temperature",
+        "attention-and-masks",
         "rmsnorm-vs-layernorm",
-        "rope",
+        "adam-and-adamw",
     }
     roles = set(EquationPart.objects.values_list("role", flat=True))
     assert roles == {"output", "input", "learned", "constant", "operation"}
 
 
 def test_demo_symbols_come_from_the_glossary(demo_course):
-    assert len(GLOSSARY) == Symbol.objects.count() == 77
+    assert len(GLOSSARY) == Symbol.objects.count() == 96
     for entry in GLOSSARY:
         symbol = Symbol.objects.get(slug=entry["slug"])
         assert (symbol.glyph, symbol.tokens) == (entry["glyph"], entry["tokens"])
@@ -106,7 +106,7 @@ def test_demo_symbols_come_from_the_glossary(demo_course):
 
 def test_demo_listings_print_their_expected_output(tmp_path, demo_course):
     listings = list(CodeListing.objects.all())
-    assert len(listings) == 4
+    assert len(listings) == 11
     for listing in listings:
         script = tmp_path / listing.filename
         script.write_text(listing.source)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.conf import settings as django_settings
 from django.core import mail
 
 from newsletter.models import Subscriber
@@ -71,5 +72,113 @@ def test_browser_rate_limit_message_shows_in_the_box(page, live_server, settings
     assert page.watch.console_errors == [
         "Failed to load resource: the server responded with a status of 429 (Too Many Requests)"
     ]
+    assert page.watch.failed_requests == []
+    assert page.watch.foreign_requests == []
+
+
+WIDE_BODY = (
+    "A display equation wider than a phone:\n\n"
+    "$$\\theta_t = \\theta_{t-1} - \\frac{\\alpha \\sqrt{1-\\beta_2^t}}{1-\\beta_1^t}"
+    " \\cdot \\frac{\\hat m_t}{\\sqrt{\\hat v_t} + \\epsilon} + \\lambda \\theta_{t-1}"
+    " + \\sum_{i=1}^{n} w_i x_i$$\n\n"
+    "Inline $\\sqrt{\\hat v_t} + \\epsilon$ in a sentence, and a long link: "
+    "[https://example.org/a/really/long/path/that/does/not/break/by/itself/at/all/ever]"
+    "(https://example.org/a/really/long/path/that/does/not/break/by/itself/at/all/ever).\n\n"
+    "```python\ntheta = theta - alpha * m_hat / (np.sqrt(v_hat) + eps)  # a long code line\n```\n"
+)
+
+
+def _html_with_cid_resolved(message) -> str:
+    """The HTML part as a mail client shows it: cid: sources replaced by the related parts."""
+    import base64
+
+    markup = message.get_body(preferencelist=("html",)).get_content()
+    for part in message.walk():
+        if part.get_content_type() == "image/png":
+            cid = part["Content-ID"].strip("<>")
+            data = base64.b64encode(part.get_content()).decode()
+            markup = markup.replace(f"cid:{cid}", f"data:image/png;base64,{data}")
+    assert "cid:" not in markup
+    return markup
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("body", ["demo", WIDE_BODY], ids=["demo-letter", "wide-equation"])
+def test_browser_mail_html_reads_at_360px_with_equations_loaded(
+    chromium, smtp_settings, smtp_server, body, db
+):
+    from newsletter.demo import CONTENT_DIR
+    from platform.frontmatter import read_markdown
+    from tests.newsletter.factories import SubscriberFactory
+
+    if body == "demo":
+        body = read_markdown(CONTENT_DIR / "first-letter.md")[1]
+    SubscriberFactory(email="phone@example.com", name="Ada")
+    issue = IssueFactory(subject="On a phone", body=body)
+    sending.start_send(issue_id=issue.pk, queue_chunk=None)
+    sending.send_chunk(issue_id=issue.pk, first_id=0, last_id=10**9, owner="b", queue_chunk=None)
+    [received] = smtp_server.recorder.received
+
+    context = chromium.new_context(viewport={"width": 360, "height": 740})
+    try:
+        pg = context.new_page()
+        pg.set_content(_html_with_cid_resolved(received.message()), wait_until="load")
+        images = pg.eval_on_selector_all(
+            "img",
+            "els => els.map(e => ({alt: e.alt, ok: e.complete && e.naturalWidth > 0,"
+            " right: e.getBoundingClientRect().right}))",
+        )
+        assert images and all(image["ok"] for image in images), images
+        assert all(image["right"] <= 360 for image in images), images
+        overflow = pg.evaluate("document.documentElement.scrollWidth")
+        assert overflow <= 360
+        if body == WIDE_BODY:
+            # The wide equation is scaled down to the column, not cut off.
+            shown = pg.eval_on_selector(".math-display-img", "e => e.getBoundingClientRect()")
+            assert shown["width"] < int(pg.get_attribute(".math-display-img", "width"))
+        out = django_settings.VAR_DIR / "screenshots"
+        out.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(out / f"mail-360-{len(images)}-images.png"), full_page=True)
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+def test_browser_send_now_confirms_then_status_follows_without_reload(
+    page, live_server, editor, password
+):
+    from newsletter.models import Issue
+    from tests.newsletter.factories import confirmed_subscribers
+
+    confirmed_subscribers(2)
+    issue = IssueFactory(subject="Watch me")
+    page.goto("/admin/login/")
+    page.fill("#id_username", editor.email)
+    page.fill("#id_password", password)
+    # Each navigation completes (load) before the next, so no request is cut off midway.
+    with page.expect_navigation(wait_until="load"):
+        page.click("input[type=submit]")
+    page.goto(f"/admin/newsletter/issue/{issue.pk}/change/")
+    with page.expect_navigation(wait_until="load"):
+        page.get_by_role("button", name="Send now… (asks to confirm)").click()
+    assert page.inner_text("[data-fact=recipients]") == "2 confirmed subscribers"
+    with page.expect_navigation(wait_until="load"):
+        page.get_by_role("button", name="Confirm: send to 2 confirmed subscribers").click()
+    page.locator("#issue-progress").wait_for()
+    assert page.inner_text("#issue-status-value") == "sending"
+    assert page.inner_text("#issue-progress h2") == "Delivery in progress"
+
+    sending.send_chunk(issue_id=issue.pk, first_id=0, last_id=10**9, owner="b", queue_chunk=None)
+    assert Issue.objects.get(pk=issue.pk).status == "sent"
+    # No reload: the polled fragment swaps the box and, out of band, the form's fields.
+    page.locator("#issue-status-value:text-is('sent')").wait_for(timeout=10000)
+    assert page.inner_text("#issue-progress h2") == "Delivery finished"
+    assert page.inner_text("[data-count=sent]") == "2"
+    assert page.inner_text("#issue-finished-value") != "—"
+    # Chromium's own /favicon.ico request (the admin has no icon) logs a 404 that is no
+    # response of the page's; every request the page made is checked by bad_responses.
+    errors = [e for e in page.watch.console_errors if "404 (Not Found)" not in e]
+    assert errors == []
+    assert page.watch.bad_responses == []
     assert page.watch.failed_requests == []
     assert page.watch.foreign_requests == []

@@ -1,4 +1,4 @@
-// Widgets: live read-outs for sliders, and showing 400/403 fragments that htmx would drop.
+// Widgets: live read-outs for sliders (what htmx does with answers is base.html's and site.js's).
 // Every widget works without this file (plain GET forms that return the whole page).
 (function () {
   "use strict";
@@ -10,16 +10,16 @@
     var input = event.target;
     if (!input.id || input.type !== "range") return;
     var out = document.querySelector('[data-readout-for="' + input.id + '"]');
-    if (out) out.textContent = input.value;
-  });
-
-  // htmx does not swap 4xx responses by default; a widget's 400 says what is wrong, show it.
-  document.body.addEventListener("htmx:beforeSwap", function (event) {
-    var status = event.detail.xhr.status;
-    if ((status === 400 || status === 403) && event.detail.target &&
-        event.detail.target.closest("[data-widget]")) {
-      event.detail.shouldSwap = true;
-      event.detail.isError = false;
+    if (!out) return;
+    // A log temperature slider (forms.LogTemperatureSlider) moves s in [-1, 1]; show τ.
+    var lo = parseFloat(input.getAttribute("data-tau-min")), hi = parseFloat(input.getAttribute("data-tau-max"));
+    var s = parseFloat(input.value);
+    if (lo && hi) {
+      var tau = Number((s < 0 ? Math.pow(lo, -s) : Math.pow(hi, s)).toPrecision(3)).toString();
+      out.textContent = tau;
+      input.setAttribute("aria-valuetext", "τ = " + tau);
+    } else {
+      out.textContent = input.value;
     }
   });
 })();

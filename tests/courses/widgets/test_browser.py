@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -20,7 +22,7 @@ def test_attention_temperature_slider_changes_heatmap_without_page_load(page):
     assert slider.get_attribute("type") == "range"
     slider.focus()
     with page.expect_response(lambda r: "/widgets/attention/?" in r.url and r.status == 200):
-        for _ in range(20):  # 20 × 0.05: τ from 1.00 to 2.00, as a learner drags it
+        for _ in range(30):  # s from 0 to 0.30 on the log slider: τ = 10^0.3 ≈ 2.00
             page.keyboard.press("ArrowRight")
     page.wait_for_function(
         "document.querySelector('#w-attention-result .widget-summary').textContent"
@@ -60,10 +62,12 @@ def test_attention_without_javascript_still_answers(no_js_page):
     no_js_page.locator("#w-attention form button[type=submit]").click()
     no_js_page.wait_for_url("**/widgets/attention/?*")
     assert "tokens=3" in no_js_page.url and "causal=on" in no_js_page.url
-    summary = no_js_page.locator(".widget-summary").inner_text()
-    assert summary.startswith("3 tokens at τ = 1.00")
+    assert "temperature_scale=0" in no_js_page.url  # the log slider, at τ = 1
+    summary = no_js_page.locator(".widget-summary").text_content()
+    assert re.match(r"3 tokens at τ.* = 1\.00", summary)  # τ typeset (maybe with its TeX)
     assert no_js_page.locator("table.heatmap tbody tr").count() == 3
-    assert "−∞" in no_js_page.locator("table.matrix").nth(1).inner_text()
+    assert no_js_page.locator("table.heatmap td.masked").count() == 3  # drawn as masked
+    assert "−∞ → 0" in no_js_page.locator(".mask-legend").first.inner_text()
 
 
 def test_explorer_decodes_as_the_learner_types(page):
@@ -76,4 +80,19 @@ def test_explorer_decodes_as_the_learner_types(page):
         page.locator("#id_latex").fill(r"\sqrt{d_k}")
     page.locator("#explorer-result .rendered-equation math").wait_for()
     assert "square root" in page.locator("#explorer-result").inner_text()
+    page.watch.assert_clean()
+
+
+def test_widgets_read_on_a_360_px_screen(page):
+    page.set_viewport_size({"width": 360, "height": 800})
+    page.goto(reverse("widgets:adam"))
+    sizes = page.eval_on_selector_all(
+        ".plot-y span, .plot-x span",
+        "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))",
+    )
+    assert len(sizes) == 4 and min(sizes) >= 12  # was ~4 px when the labels scaled with the SVG
+    assert page.evaluate("document.documentElement.scrollWidth") == 360
+    page.goto(reverse("widgets:attention") + "?tokens=12&causal=on")
+    assert page.evaluate("document.documentElement.scrollWidth") == 360  # wide tables scroll
+    assert page.locator("table.heatmap td.masked").count() == 66
     page.watch.assert_clean()

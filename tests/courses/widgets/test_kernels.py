@@ -491,3 +491,183 @@ def test_adamw_first_step_by_hand_and_on_arrays():
 def test_adamw_rejects_bad_weight_decay(wd):
     with pytest.raises(ValueError, match="weight_decay"):
         kernels.adamw(lambda t: 2.0 * t, 3.0, 5, weight_decay=wd)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    theta0=st.floats(-50, 50),
+    steps=st.integers(0, 300),
+    lr=st.floats(1e-4, 1.5),
+    beta1=st.floats(0.0, 0.99),
+    beta2=st.floats(0.5, 0.9999),
+    quartic=st.booleans(),
+)
+def test_optimiser_paths_equal_the_three_separate_runs(theta0, steps, lr, beta1, beta2, quartic):
+    def grad(th):
+        return 4.0 * th**3 if quartic else 2.0 * th
+
+    args = {"lr": lr, "beta1": beta1, "beta2": beta2}
+    try:
+        expected_bc = kernels.adam(grad, theta0, steps, **args)[0]
+        expected_raw = kernels.adam(grad, theta0, steps, bias_correction=False, **args)[0]
+    except (ValueError, OverflowError):
+        return  # a quartic that blows up is refused by both; the message is tested elsewhere
+    bc, raw, plain = kernels.optimiser_paths(grad, theta0, steps, **args)
+    assert np.array_equal(bc, expected_bc)
+    assert np.array_equal(raw, expected_raw)
+    assert np.array_equal(plain, kernels.sgd(grad, theta0, steps, lr))
+
+
+def test_optimiser_paths_seed_vector_and_refusals():
+    bc, raw, plain = kernels.optimiser_paths(lambda th: 2 * th, 3.0, 200, lr=0.1)
+    assert round(float(bc[-1]), 4) == -0.0001  # the seed chapter's printed value
+    assert len(bc) == len(raw) == len(plain) == 201
+    with pytest.raises(ValueError, match="theta0 must be a single number"):
+        kernels.optimiser_paths(lambda th: 2 * th, [1.0, 2.0], 10)
+    with pytest.raises(ValueError, match="beta2 must be in"):
+        kernels.optimiser_paths(lambda th: 2 * th, 1.0, 10, beta2=1.0)
+
+
+# --- the track's kernels: hand-computed vectors and properties ---------------------------------
+
+
+def test_log_softmax_hand_vector():
+    # log softmax(1, 2, 3) = (1, 2, 3) − log(e + e² + e³) = (1, 2, 3) − 3.40760596…
+    lse = math.log(math.e + math.e**2 + math.e**3)
+    np.testing.assert_allclose(
+        kernels.log_softmax([1.0, 2.0, 3.0]), [1 - lse, 2 - lse, 3 - lse], rtol=1e-15
+    )
+    assert round(lse, 8) == 3.40760596
+    # a temperature of 2 halves the logits first
+    np.testing.assert_allclose(
+        kernels.log_softmax([0.0, 2.0], temperature=2.0),
+        [-math.log(1 + math.e), 1 - math.log(1 + math.e)],
+        rtol=1e-15,
+    )
+
+
+def test_cross_entropy_hand_vector_three_quarters():
+    # logits (0, log 3): p = (1/4, 3/4); target 1 costs log(4/3), target 0 costs log 4.
+    logits = np.array([[0.0, math.log(3.0)], [0.0, math.log(3.0)]])
+    assert math.isclose(kernels.cross_entropy(logits[:1], np.array([1])), math.log(4 / 3))
+    assert math.isclose(
+        kernels.cross_entropy(logits, np.array([1, 0])), (math.log(4 / 3) + math.log(4)) / 2
+    )
+
+
+def test_cross_entropy_of_the_chapter_listing():
+    logits = np.array([[2.0, 1.0, 0.1], [0.5, 2.5, -1.0]])
+    assert round(kernels.cross_entropy(logits, np.array([0, 1])), 4) == 0.2851
+
+
+@PROPERTY
+@given(
+    hnp.arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(2, 8)), elements=finite),
+    st.data(),
+    st.floats(-1e3, 1e3),
+)
+def test_cross_entropy_is_non_negative_shift_invariant_and_matches_log_softmax(logits, data, c):
+    n, classes = logits.shape
+    target = np.array(data.draw(st.lists(st.integers(0, classes - 1), min_size=n, max_size=n)))
+    loss = kernels.cross_entropy(logits, target)
+    assert loss >= 0.0
+    assert math.isclose(kernels.cross_entropy(logits + c, target), loss, rel_tol=1e-9, abs_tol=1e-9)
+    picked = kernels.log_softmax(logits)[np.arange(n), target]
+    assert math.isclose(loss, float(-picked.mean()), rel_tol=1e-12, abs_tol=1e-12)
+
+
+@PROPERTY
+@given(vectors(2, 16), st.floats(-1e3, 1e3))
+def test_log_softmax_is_shift_invariant_and_never_positive(x, c):
+    out = kernels.log_softmax(x)
+    assert (out <= 0.0).all()
+    np.testing.assert_allclose(kernels.log_softmax(x + c), out, rtol=1e-9, atol=1e-9)
+
+
+def test_multi_head_attention_hand_vector_two_heads_of_width_one():
+    # x = I₂, identity projections, 2 heads of width 1. Head 0 sees column 0 = (1, 0): scores
+    # [[1, 0], [0, 0]], so its weights are [[e/(e+1), 1/(e+1)], [½, ½]] and its output is
+    # (e/(e+1), ½). Head 1 is the mirror image. Joined: [[e/(e+1), ½], [½, e/(e+1)]].
+    eye = np.eye(2)
+    out, weights = kernels.multi_head_attention(eye, eye, eye, eye, eye, heads=2)
+    a = math.e / (math.e + 1)
+    np.testing.assert_allclose(out, [[a, 0.5], [0.5, a]], rtol=1e-15)
+    np.testing.assert_allclose(weights[0], [[a, 1 - a], [0.5, 0.5]], rtol=1e-15)
+    np.testing.assert_allclose(weights[1], [[0.5, 0.5], [1 - a, a]], rtol=1e-15)
+
+
+@PROPERTY
+@given(
+    st.integers(1, 8),
+    st.sampled_from([(4, 1), (4, 2), (4, 4), (6, 3), (8, 2)]),
+    st.integers(0, 2**32 - 1),
+    st.booleans(),
+)
+def test_multi_head_attention_rows_sum_to_one_and_the_mask_hides_the_future(T, dims, seed, causal):
+    d_model, heads = dims
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(T, d_model))
+    ws = rng.normal(size=(4, d_model, d_model)) / math.sqrt(d_model)
+    mask = kernels.causal_mask(T) if causal else None
+    out, weights = kernels.multi_head_attention(x, *ws, heads=heads, mask=mask)
+    assert out.shape == (T, d_model) and weights.shape == (heads, T, T)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-12)
+    if causal:
+        assert (weights[:, np.triu(np.ones((T, T), dtype=bool), k=1)] == 0.0).all()
+        # the first token can only attend to itself, and later tokens cannot change it
+        changed = x.copy()
+        changed[1:] += 10.0
+        out2, _ = kernels.multi_head_attention(changed, *ws, heads=heads, mask=mask)
+        np.testing.assert_allclose(out2[0], out[0], rtol=1e-12, atol=1e-12)
+
+
+def test_adamw_two_steps_by_hand():
+    # θ₀ = 1, g = 2θ, η = 0.1, λ = 0.5, β = (0.9, 0.999), ε = 1e-8.
+    # Step 1: g₁ = 2, m̂₁ = g₁, v̂₁ = g₁², θ₁ = 1·(1 − 0.05) − 0.1·2/(2 + ε) ≈ 0.85.
+    # Step 2: g₂ = 1.7, m₂ = 0.9·0.2 + 0.1·1.7 = 0.35, v₂ = 0.999·0.004 + 0.001·2.89 = 0.006886,
+    #         m̂₂ = 0.35/0.19, v̂₂ = 0.006886/0.001999, θ₂ = 0.85·0.95 − 0.1·m̂₂/(√v̂₂ + ε).
+    theta, m, v = kernels.adamw(lambda t: 2.0 * t, 1.0, 2, lr=0.1, weight_decay=0.5)
+    theta1 = 0.95 - 0.1 * 2.0 / (2.0 + 1e-8)
+    m_hat, v_hat = 0.35 / 0.19, 0.006886 / 0.001999
+    theta2 = theta1 * 0.95 - 0.1 * m_hat / (math.sqrt(v_hat) + 1e-8)
+    assert math.isclose(theta[1], theta1, rel_tol=1e-12)
+    assert math.isclose(m[2], 0.35, rel_tol=1e-9) and math.isclose(v[2], 0.006886, rel_tol=1e-6)
+    assert math.isclose(theta[2], theta2, rel_tol=1e-6)
+    assert round(theta2, 6) == 0.708248  # 0.8075 − 0.1 · 1.842105 / 1.856001
+
+
+def test_adamw_chapter_listing_values():
+    # The chapter's listing: a weight with no gradient, η = 0.01, 50 steps.
+    for wd, expected in ((0.01, 0.995), (0.1, 0.9512)):
+        theta, _m, _v = kernels.adamw(lambda t: 0.0 * t, 1.0, 50, lr=0.01, weight_decay=wd)
+        assert round(float(theta[-1]), 4) == expected
+    # Adam with the decay folded into the gradient ignores λ: both runs end at 0.5368.
+    for wd in (0.01, 0.1):
+        theta, _m, _v = kernels.adam(lambda t, wd=wd: wd * t, 1.0, 50, lr=0.01)
+        assert round(float(theta[-1]), 4) == 0.5368
+
+
+@PROPERTY
+@given(
+    st.floats(-100, 100),
+    st.floats(1e-4, 0.5),
+    st.floats(0.0, 1.0),
+    st.integers(0, 60),
+)
+def test_adamw_with_zero_gradient_only_decays(theta0, lr, wd, steps):
+    theta, m, v = kernels.adamw(lambda t: 0.0 * t, theta0, steps, lr=lr, weight_decay=wd)
+    np.testing.assert_allclose(
+        theta, theta0 * (1 - lr * wd) ** np.arange(steps + 1), rtol=1e-9, atol=1e-300
+    )
+    assert not m.any() and not v.any()
+
+
+@PROPERTY
+@given(st.floats(-10, 10), st.floats(1e-3, 0.3), st.integers(1, 40))
+def test_adamw_with_zero_decay_equals_adam_on_arrays_and_scalars(theta0, lr, steps):
+    grad = lambda t: 2.0 * t  # noqa: E731
+    scalar, _m, _v = kernels.adamw(grad, theta0, steps, lr=lr, weight_decay=0.0)
+    ref, _m2, _v2 = kernels.adam(grad, theta0, steps, lr=lr)
+    np.testing.assert_array_equal(scalar, ref)
+    arrays, _m3, _v3 = kernels.adamw(grad, np.array([theta0]), steps, lr=lr, weight_decay=0.0)
+    np.testing.assert_allclose(arrays[:, 0], ref, rtol=1e-12, atol=1e-12)

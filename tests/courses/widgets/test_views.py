@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from bench.widgets_baseline import without_computation
 from courses.widgets import kernels, views
 from courses.widgets.registry import WIDGETS, defaults
+from platform.rendering import render_math
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-KEYS = ["attention", "softmax", "norms", "adam", "rope"]
+KEYS = ["attention", "softmax", "norms", "adam", "rope", "cross-entropy", "multi-head", "adamw"]
 INLINE_STYLE = re.compile(r"\sstyle\s*=", re.IGNORECASE)
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>", re.IGNORECASE)
 
@@ -49,7 +50,7 @@ def test_widget_page_renders_form_and_default_result(client, key):
     assert "<html" in html
     assert f'data-widget="{key}"' in html
     assert f'hx-get="{reverse("widgets:" + key)}"' in html
-    assert 'hx-trigger="input changed delay:300ms, change delay:300ms, submit"' in html
+    assert 'hx-trigger="input changed delay:400ms, submit"' in html
     assert f'action="{reverse("widgets:" + key)}"' in html and 'method="get"' in html
     assert "widget-summary" in html
     assert "courses/widgets.css" in html and "courses/widgets.js" in html
@@ -81,13 +82,13 @@ def test_widget_fragments_are_publicly_cacheable_and_vary_on_hx_request(client, 
 def test_attention_default_is_the_seed_chapter_example(client):
     response = client.get(url("attention"), **HTMX)
     html = response.content.decode()
-    assert "4 tokens at τ = 1.00" in html
+    assert "4 tokens at " + render_math(r"\tau") + " = 1.00" in html  # symbols typeset, not d_k
     assert "every row of the weights sums to 1" in html
     for name, shape in [
-        ("Q", "4 × 8"),
-        ("K", "4 × 8"),
-        ("V", "4 × 8"),
-        ("output = weights V", "4 × 8"),
+        (render_math("Q"), "4 × 8"),
+        (render_math("K"), "4 × 8"),
+        (render_math("V"), "4 × 8"),
+        (f"output = weights {render_math('V')}", "4 × 8"),
     ]:
         assert f"<dt>{name}</dt><dd>{shape}</dd>" in html
     rng = np.random.default_rng(0)
@@ -101,7 +102,7 @@ def test_attention_heatmap_uses_ten_css_classes_not_inline_styles(client):
     html = client.get(url("attention", tokens=6, causal="on"), **HTMX).content.decode()
     classes = set(re.findall(r'class="(heat-\d)"', html))
     assert classes and classes <= {f"heat-{i}" for i in range(10)}
-    assert "−∞" in html  # masked scores are shown as −∞
+    assert '<td class="masked">' in html  # masked scores are drawn as masked, not as numbers
     css = __import__("pathlib").Path("courses/static/courses/widgets.css").read_text()
     for i in range(10):
         assert f".heat-{i} {{" in css
@@ -113,7 +114,18 @@ def test_attention_causal_mask_zeroes_the_upper_triangle():
     )
     html = str(result["weights_table"])
     first_row = re.search(r'<tr><th scope="row">0</th>(.*?)</tr>', html).group(1)
-    assert first_row.count(">0.000</td>") == 4 and ">1.000</td>" in first_row
+    # A masked weight is not a tiny weight: hatched cells with no number, and the legend.
+    assert first_row.count('<td class="masked">') == 4 and ">1.000</td>" in first_row
+    assert ">0.000</td>" not in first_row
+    assert html.count('<td class="masked">') == 10  # the upper triangle of 5 × 5
+    assert "masked (hatched): −∞ → 0" in html
+
+
+def test_attention_without_mask_has_no_masked_cells_or_legend():
+    result = WIDGETS["attention"].compute(
+        {"tokens": 5, "d_k": 4, "d_v": 3, "seed": 1, "temperature": 1.0, "causal": False}
+    )
+    assert "masked" not in str(result["weights_table"]) + str(result["scores_table"])
 
 
 def test_attention_entropy_table_shows_the_divisor_matters(client):
@@ -148,9 +160,10 @@ def test_attention_largest_input_is_allowed(client):
 def test_softmax_temperature_moves_from_argmax_to_uniform(client):
     cold = client.get(url("softmax", logits="2 1 0.5", temperature=0.01), **HTMX)
     hot = client.get(url("softmax", logits="2 1 0.5", temperature=20), **HTMX)
-    assert "the largest logit (x0) gets 1.000" in cold.content.decode()
+    x0 = render_math("x_{0}")
+    assert f"the largest logit ({x0}) gets 1.000" in cold.content.decode()
     top = kernels.softmax([2, 1, 0.5], temperature=20).max()
-    assert f"the largest logit (x0) gets {top:.3f}" in hot.content.decode()
+    assert f"the largest logit ({x0}) gets {top:.3f}" in hot.content.decode()
     assert abs(top - 1 / 3) < 0.02
     assert '<rect class="bar"' in hot.content.decode()
 
@@ -175,8 +188,9 @@ def test_adam_plot_and_table_with_and_without_bias_correction(client):
     assert "Adam ends at −0.0001" in html
     assert html.count("<polyline") == 3
     assert 'class="line-adam"' in html and 'class="line-raw"' in html and 'class="line-sgd"' in html
-    assert '<svg class="plot"' in html and 'role="img"' in html
-    assert "<caption>θ at selected steps</caption>" in html
+    assert '<div class="plot-box" role="img" aria-label="θ over 200 steps' in html
+    assert '<svg class="plot" viewBox="0 0 640 280" preserveAspectRatio="none"' in html
+    assert "<caption>" + render_math(r"\theta") + " at selected steps</caption>" in html
     assert "= 3.162" in html  # (1 − β1)/√(1 − β2) at the default betas
 
 
@@ -240,7 +254,11 @@ def test_registry_unknown_widget_key_is_a_404(client, rf: RequestFactory):
             {"tokens": "65"},
             "<strong>tokens</strong>: Enter a whole number from 1 to 64.",
         ),
-        ("attention", {"d_k": "257"}, "<strong>d_k</strong>: Enter a whole number from 1 to 256."),
+        (
+            "attention",
+            {"d_k": "257"},
+            "</math> (key width)</strong>: Enter a whole number from 1 to 256.",
+        ),
         (
             "attention",
             {"temperature": "nan"},
@@ -390,7 +408,7 @@ def test_widget_embed_tag_renders_form_and_result_with_unique_ids(rf: RequestFac
     assert 'id="embed-attention-result"' in html
     assert 'hx-target="#embed-attention-2-result"' in html
     assert 'id="embed-adam-result"' in html
-    assert html.count("courses/widgets.css") == 1  # assets once per page
+    assert "courses/widgets.css" not in html  # the chapter's <head> links the assets
     assert 'action="/widgets/attention/"' in html
     assert "every row of the weights sums to 1" in html
     assert "Adam ends at −0.0001" in html
