@@ -40,10 +40,11 @@ run: install
 	@echo "  Admin:         http://$(HOST):$(PORT)/admin/"
 	@echo "  Outgoing mail: $(CURDIR)/var/mail/ (one .log file per message)"
 	@echo "  Stop:          Ctrl-C stops the web server, the worker and beat together."
+	@echo "  The worker (with beat) is supervised: if it exits, it is restarted with backoff."
 	@echo ""
 	@trap 'kill -TERM $$web $$worker 2>/dev/null; wait $$web $$worker 2>/dev/null' INT TERM EXIT; \
 	  $(PY) manage.py runserver $(HOST):$(PORT) --noreload & web=$$!; \
-	  $(PY) -m celery -A platform worker --beat --loglevel=INFO --concurrency=2 & worker=$$!; \
+	  $(PY) manage.py supervise_worker --loglevel=INFO --concurrency=2 & worker=$$!; \
 	  wait -n $$web $$worker
 
 ## make test: the whole suite (SQLite and the filesystem broker unless DATABASE_URL/REDIS_URL).

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 from platform.http import AuthenticatedHttpRequest
 
 from . import emails, tasks
-from .models import Delivery, Issue, Subscriber
+from .models import BounceEvent, Delivery, Issue, Subscriber
 from .services import composing, sending
 
 FAILURES_SHOWN = 20
@@ -318,13 +318,18 @@ def _when(moment) -> str:
 
 @admin.register(Subscriber)
 class SubscriberAdmin(admin.ModelAdmin):
-    list_display = ["email", "name", "status", "source", "created_at", "confirmed_at"]
-    list_filter = ["status"]
+    list_display = [
+        "email", "name", "status", "soft_bounces", "source", "created_at", "confirmed_at",
+    ]  # fmt: skip
+    list_filter = ["status"]  # includes bounced / complained (suppressed)
     search_fields = ["email"]
     show_full_result_count = False
     list_per_page = 100
     raw_id_fields = ["user"]
-    readonly_fields = ["created_at", "updated_at", "confirmed_at", "unsubscribed_at"]
+    readonly_fields = [
+        "created_at", "updated_at", "confirmed_at", "unsubscribed_at", "soft_bounces",
+        "suppressed_at", "suppressed_reason",
+    ]  # fmt: skip
     actions = ["unsubscribe_selected"]
 
     @admin.action(description="Unsubscribe the selected subscribers", permissions=["change"])
@@ -337,8 +342,10 @@ class SubscriberAdmin(admin.ModelAdmin):
 
 @admin.register(Delivery)
 class DeliveryAdmin(admin.ModelAdmin):
-    list_display = ["subscriber_email", "issue", "status", "attempts", "error", "sent_at"]
-    list_filter = ["status", "issue"]
+    list_display = [
+        "subscriber_email", "issue", "status", "attempts", "error", "sent_at", "event",
+    ]  # fmt: skip
+    list_filter = ["status", "event", "issue"]
     list_select_related = ["subscriber", "issue"]
     search_fields = ["subscriber__email"]
     show_full_result_count = False
@@ -346,7 +353,8 @@ class DeliveryAdmin(admin.ModelAdmin):
     raw_id_fields = ["issue", "subscriber"]
     readonly_fields = [
         "issue", "subscriber", "status", "attempts", "last_error", "sent_at", "lease_owner",
-        "lease_until", "next_attempt_at", "created_at", "updated_at",
+        "lease_until", "next_attempt_at", "created_at", "updated_at", "esp_message_id",
+        "event", "event_at", "event_description",
     ]  # fmt: skip
 
     def has_add_permission(self, request) -> bool:
@@ -362,3 +370,21 @@ class DeliveryAdmin(admin.ModelAdmin):
             return "—"
         short = obj.last_error if len(obj.last_error) <= 80 else obj.last_error[:79] + "…"
         return format_html('<span title="{}">{}</span>', obj.last_error, short)
+
+
+@admin.register(BounceEvent)
+class BounceEventAdmin(admin.ModelAdmin):
+    """Reports from ESP webhooks and DSN mail, as received (read-only)."""
+
+    list_display = ["recipient", "kind", "occurred_at", "description", "key"]
+    list_filter = ["kind"]
+    search_fields = ["recipient"]
+    show_full_result_count = False
+    list_per_page = 100
+    raw_id_fields = ["subscriber", "delivery"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -29,6 +29,10 @@ class Subscriber(models.Model):
         PENDING = "pending", "pending confirmation"
         CONFIRMED = "confirmed", "confirmed"
         UNSUBSCRIBED = "unsubscribed", "unsubscribed"
+        # Suppressed by a bounce or a spam complaint (services/bounces.py): never mailed again
+        # until they confirm through the double opt-in once more.
+        BOUNCED = "bounced", "bounced (suppressed)"
+        COMPLAINED = "complained", "complained (suppressed)"
 
     email = models.EmailField(max_length=254)
     name = models.CharField(max_length=150, blank=True, help_text="Used to greet them by name.")
@@ -48,6 +52,11 @@ class Subscriber(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     confirmed_at = models.DateTimeField(null=True, blank=True)
     unsubscribed_at = models.DateTimeField(null=True, blank=True)
+    soft_bounces = models.PositiveIntegerField(
+        default=0, help_text="Temporary delivery failures reported since the last confirmation."
+    )
+    suppressed_at = models.DateTimeField(null=True, blank=True)
+    suppressed_reason = models.CharField(max_length=300, blank=True)
 
     objects = SubscriberQuerySet.as_manager()
 
@@ -76,10 +85,34 @@ class Subscriber(models.Model):
         self.status = self.Status.CONFIRMED
         self.confirmed_at = timezone.now()
         self.unsubscribed_at = None
-        self.save(update_fields=["status", "confirmed_at", "unsubscribed_at", "updated_at"])
+        self.soft_bounces = 0
+        self.suppressed_at = None
+        self.suppressed_reason = ""
+        self.save(
+            update_fields=[
+                "status",
+                "confirmed_at",
+                "unsubscribed_at",
+                "soft_bounces",
+                "suppressed_at",
+                "suppressed_reason",
+                "updated_at",
+            ]
+        )
+
+    @property
+    def is_suppressed(self) -> bool:
+        return self.status in (self.Status.BOUNCED, self.Status.COMPLAINED)
+
+    def suppress(self, status: str, reason: str) -> None:
+        """Stop mailing this address (a hard bounce, a complaint, too many soft bounces)."""
+        self.status = status
+        self.suppressed_at = timezone.now()
+        self.suppressed_reason = reason[:300]
+        self.save(update_fields=["status", "suppressed_at", "suppressed_reason", "updated_at"])
 
     def unsubscribe(self) -> None:
-        if self.status == self.Status.UNSUBSCRIBED:
+        if self.status == self.Status.UNSUBSCRIBED or self.is_suppressed:
             return
         self.status = self.Status.UNSUBSCRIBED
         self.unsubscribed_at = timezone.now()
@@ -181,6 +214,12 @@ class Delivery(models.Model):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     # Last time the pipeline touched the row; the sweeper re-queues rows untouched too long.
     updated_at = models.DateTimeField(default=timezone.now)
+    # The id an email service provider gave the message (anymail), to match its webhooks.
+    esp_message_id = models.CharField(max_length=255, blank=True)
+    # The last bounce/complaint/unsubscribe reported for this message (services/bounces.py).
+    event = models.CharField(max_length=16, blank=True)
+    event_at = models.DateTimeField(null=True, blank=True)
+    event_description = models.TextField(blank=True)
 
     objects = DeliveryQuerySet.as_manager()
 
@@ -192,7 +231,44 @@ class Delivery(models.Model):
                 fields=["issue", "subscriber"], name="newsletter_delivery_issue_subscriber"
             )
         ]
-        indexes = [models.Index(fields=["issue", "status", "id"], name="newsletter_del_issue_st")]
+        indexes = [
+            models.Index(fields=["issue", "status", "id"], name="newsletter_del_issue_st"),
+            models.Index(
+                fields=["esp_message_id"],
+                name="newsletter_del_esp_id",
+                condition=~Q(esp_message_id=""),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.issue_id} → {self.subscriber_id}: {self.status}"
+
+
+class BounceEvent(models.Model):
+    """One processed report (webhook event or DSN recipient), kept so a report seen twice —
+    an ESP retrying its webhook, a mailbox read again — counts once."""
+
+    class Kind(models.TextChoices):
+        HARD = "hard", "hard bounce"
+        SOFT = "soft", "soft bounce"
+        COMPLAINT = "complaint", "complaint"
+        UNSUBSCRIBE = "unsubscribe", "unsubscribe"
+
+    key = models.CharField(max_length=255, unique=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    recipient = models.EmailField(max_length=254)
+    subscriber = models.ForeignKey(
+        Subscriber, null=True, blank=True, on_delete=models.CASCADE, related_name="bounces"
+    )
+    delivery = models.ForeignKey(
+        Delivery, null=True, blank=True, on_delete=models.SET_NULL, related_name="bounces"
+    )
+    description = models.TextField(blank=True)
+    occurred_at = models.DateTimeField(default=timezone.now)
+    received_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.recipient}"

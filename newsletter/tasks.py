@@ -7,15 +7,23 @@ The sending services never import this module; they are handed :func:`queue_chun
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from celery import shared_task
 from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection
 
 from .models import Issue
 from .services import sending
 
 log = logging.getLogger(__name__)
+
+# A chunk that loses the database retries after 1, 2, 4, 5, 5, … seconds, 30 times at most
+# (about 2.5 minutes); after that it fails and the sweeper hands its rows out again.
+DB_RETRY_BASE = 1
+DB_RETRY_MAX = 5
+DB_RETRY_LIMIT = 30
 
 
 def queue_chunk(issue_id: int, first_id: int, last_id: int, *, countdown: int = 0) -> None:
@@ -33,13 +41,31 @@ def queue_chunk(issue_id: int, first_id: int, last_id: int, *, countdown: int = 
     time_limit=settings.NEWSLETTER_CHUNK_TIME_LIMIT * 2,
 )
 def send_chunk(self, issue_id: int, first_id: int, last_id: int) -> None:
-    result = sending.send_chunk(
-        issue_id=issue_id,
-        first_id=first_id,
-        last_id=last_id,
-        owner=self.request.id or "",
-        queue_chunk=queue_chunk,
-    )
+    try:
+        result = sending.send_chunk(
+            issue_id=issue_id,
+            first_id=first_id,
+            last_id=last_id,
+            owner=self.request.id or "",
+            queue_chunk=queue_chunk,
+        )
+    except (OperationalError, InterfaceError) as exc:
+        # The database went away (PostgreSQL restarted): drop the dead connection and try the
+        # chunk again shortly, under the same task id, so it takes its leased rows straight
+        # back. Rows marked before the failure stay sent; the one in flight may be sent twice.
+        with contextlib.suppress(Exception):
+            connection.close()
+        countdown = min(DB_RETRY_BASE * 2**self.request.retries, DB_RETRY_MAX)
+        log.warning(
+            "issue %s chunk %s-%s: database unavailable (%s); retry %s in %s s",
+            issue_id,
+            first_id,
+            last_id,
+            exc,
+            self.request.retries + 1,
+            countdown,
+        )
+        raise self.retry(exc=exc, countdown=countdown, max_retries=DB_RETRY_LIMIT) from exc
     log.info(
         "issue %s chunk %s-%s: %s sent, %s deferred, %s failed, %s skipped, %s left for later",
         issue_id,
@@ -68,7 +94,14 @@ def send_due_issues() -> None:
 
 @shared_task
 def sweep() -> None:
-    requeued = sending.sweep(queue_chunk=queue_chunk)
+    try:
+        requeued = sending.sweep(queue_chunk=queue_chunk)
+    except (OperationalError, InterfaceError) as exc:
+        # The database is away; the next run (NEWSLETTER_SWEEP_INTERVAL) tries again.
+        with contextlib.suppress(Exception):
+            connection.close()
+        log.warning("sweep skipped: database unavailable (%s)", exc)
+        return
     sending_now = Issue.objects.filter(status=Issue.Status.SENDING).count()
     if requeued or sending_now:
         log.info("sweep: %s issue(s) sending, re-queued %s", sending_now, requeued)

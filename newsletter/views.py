@@ -150,11 +150,12 @@ def resubscribe(request: HttpRequest, token: str) -> HttpResponse:
         subscriber = tokens.subscriber_from_unsubscribe(token)
     except tokens.BadToken as exc:
         return render(request, "newsletter/link_invalid.html", {"reason": str(exc)}, status=400)
-    subscriptions.resubscribe(subscriber=subscriber)
+    done = subscriptions.resubscribe(subscriber=subscriber)
     return render(
         request,
         "newsletter/unsubscribe.html",
-        {"subscriber": subscriber, "token": token, "just_resubscribed": True},
+        {"subscriber": subscriber, "token": token, "just_resubscribed": done},
+        status=200 if done else 409,
     )
 
 

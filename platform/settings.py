@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "simple_history",
     "csp",
+    "anymail",
 ]
 
 MIDDLEWARE = [
@@ -187,6 +188,12 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# When the broker connection drops, stop the acks_late tasks still running instead of letting
+# them ack later on the dead channel: with Redis that late ack rebuilt a connection pool from a
+# transport kombu had already detached and crashed the worker ("'NoneType' object has no
+# attribute 'hostname'"). The stopped chunk's message is redelivered or its rows swept; at most
+# the message it had in flight is sent twice.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
@@ -203,6 +210,35 @@ else:
     EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
     EMAIL_FILE_PATH = str(VAR_DIR / "mail")
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=20)
+
+# An email service provider through django-anymail instead of SMTP: ANYMAIL_ESP names it, its
+# credential is ANYMAIL_API_KEY (stored under the name anymail expects for that provider).
+# Its tracking webhooks (bounces, complaints) post to /newsletter/anymail/<esp>/tracking/,
+# authenticated with HTTP basic auth ANYMAIL_WEBHOOK_SECRET ("user:password").
+_ANYMAIL_CREDENTIAL = {
+    "postmark": "POSTMARK_SERVER_TOKEN",
+    "mailgun": "MAILGUN_API_KEY",
+    "sendgrid": "SENDGRID_API_KEY",
+    "brevo": "BREVO_API_KEY",
+    "sparkpost": "SPARKPOST_API_KEY",
+    "resend": "RESEND_API_KEY",
+    "mailersend": "MAILERSEND_API_TOKEN",
+}
+ANYMAIL_ESP = env.str("ANYMAIL_ESP", default="").strip().lower()
+ANYMAIL: dict[str, str] = {}
+if ANYMAIL_ESP:
+    if ANYMAIL_ESP not in _ANYMAIL_CREDENTIAL:
+        raise ImproperlyConfigured(
+            f"ANYMAIL_ESP must be one of {', '.join(sorted(_ANYMAIL_CREDENTIAL))}"
+        )
+    if EMAIL_URL:
+        raise ImproperlyConfigured("set EMAIL_URL (SMTP) or ANYMAIL_ESP, not both")
+    EMAIL_BACKEND = f"anymail.backends.{ANYMAIL_ESP}.EmailBackend"
+    ANYMAIL[_ANYMAIL_CREDENTIAL[ANYMAIL_ESP]] = env.str("ANYMAIL_API_KEY", default="")
+    if _signing := env.str("ANYMAIL_WEBHOOK_SIGNING_KEY", default=""):
+        ANYMAIL[f"{ANYMAIL_ESP.upper()}_WEBHOOK_SIGNING_KEY"] = _signing
+# Without a secret anymail refuses every webhook post (see newsletter/urls.py).
+ANYMAIL["WEBHOOK_SECRET"] = env.str("ANYMAIL_WEBHOOK_SECRET", default="")
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="From Scratch <hello@fromscratch.test>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
@@ -356,6 +392,9 @@ NEWSLETTER_CONFIRM_MAX_AGE = env.int("NEWSLETTER_CONFIRM_MAX_AGE", default=3 * 2
 NEWSLETTER_SIGNUP_LIMIT_PER_IP = env.int("NEWSLETTER_SIGNUP_LIMIT_PER_IP", default=20)
 NEWSLETTER_SIGNUP_LIMIT_PER_ADDRESS = env.int("NEWSLETTER_SIGNUP_LIMIT_PER_ADDRESS", default=3)
 NEWSLETTER_SIGNUP_WINDOW = env.int("NEWSLETTER_SIGNUP_WINDOW", default=3600)
+# Soft bounces (temporary failures reported by the ESP or a DSN) after which an address is
+# suppressed like a hard bounce.
+NEWSLETTER_SOFT_BOUNCE_LIMIT = env.int("NEWSLETTER_SOFT_BOUNCE_LIMIT", default=3)
 if REDIS_URL:
     _visibility = CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
     if (

@@ -47,10 +47,14 @@ def unsubscribe(*, subscriber: Subscriber) -> None:
     subscriber.unsubscribe()
 
 
-def resubscribe(*, subscriber: Subscriber) -> None:
+def resubscribe(*, subscriber: Subscriber) -> bool:
     """Undo an unsubscribe from the link in a received issue (the token proves the mailbox).
-    Side effects: status → confirmed."""
+    Side effects: status → confirmed. An address suppressed by a bounce or a complaint is left
+    alone (returns False): only a new double opt-in brings it back."""
+    if subscriber.is_suppressed:
+        return False
     subscriber.confirm()
+    return True
 
 
 def verified_address(user) -> str | None:

@@ -92,3 +92,8 @@ class SmtpServer:
 
     def stop(self) -> None:
         self.controller.stop()
+
+    def restart(self) -> None:
+        """Listen again on the same port, with the same recorder (after ``stop``)."""
+        self.controller = Controller(self.recorder, hostname="127.0.0.1", port=self.port)
+        self.controller.start()

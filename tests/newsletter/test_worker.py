@@ -8,10 +8,6 @@ fault tests (messages in flight at the kill, duplicates) are printed and written
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-import socket
-import subprocess
 import time
 from collections import Counter
 
@@ -20,13 +16,12 @@ from django.conf import settings
 
 from newsletter import tasks
 from newsletter.models import Delivery, Issue
-from newsletter.services import schedule, sending
+from newsletter.services import sending
 from tests.factories import UserFactory
 from tests.newsletter.factories import IssueFactory, SubscriberFactory, confirmed_subscribers
-from tests.newsletter.smtp import free_port
 from tests.support.celery_worker import needs_redis
-from tests.support.newsletter import sending_env, wait_for_status
-from tests.support.waiting import wait_until
+from tests.support.newsletter import fast_sweeper, sending_env, wait_for_status
+from tests.support.private_services import PrivateRedis
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]
 
@@ -106,7 +101,7 @@ def test_sigkill_worker_mid_send_loses_nobody(start_worker, smtp_server, fast_se
     needs_redis()
     confirmed = confirmed_subscribers(2000)
     issue = IssueFactory(subject="Two thousand")
-    schedule.ensure_periodic_tasks(sweep_every=2)
+    fast_sweeper()
     env = sending_env(smtp_server)
     rec = smtp_server.recorder
     rec.keep_content = False
@@ -140,55 +135,14 @@ def test_sigkill_worker_mid_send_loses_nobody(start_worker, smtp_server, fast_se
     assert Delivery.objects.filter(issue=issue, status="sent").count() == 2000
 
 
-def _redis_server() -> str:
-    path = shutil.which("redis-server")
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is not installed in CI: install it (apt-get install redis)")
-        pytest.skip("redis-server not installed (apt-get install redis-server)")
-    return path
-
-
-class PrivateRedis:
-    """A redis-server of our own on a free port, with no persistence: a restart empties it."""
-
-    def __init__(self, binary: str, workdir) -> None:
-        self.binary, self.workdir, self.port = binary, workdir, free_port()
-        self.proc: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.workdir)],
-            stdout=subprocess.DEVNULL,
-        )  # fmt: skip
-        wait_until(self._answers, timeout=10, interval=0.05, message="redis-server did not start")
-
-    def _answers(self) -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-        except OSError:
-            return False
-        return True
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(10)
-
-
 @pytest.mark.redis
 def test_redis_restart_mid_send_completes(start_worker, smtp_server, fast_settings, tmp_path):
-    redis = PrivateRedis(_redis_server(), tmp_path)
+    redis = PrivateRedis(tmp_path)
     redis.start()
     try:
         confirmed = confirmed_subscribers(1500)
         issue = IssueFactory(subject="Through a Redis restart")
-        schedule.ensure_periodic_tasks(sweep_every=2)
+        fast_sweeper()
         rec = smtp_server.recorder
         rec.keep_content = False
         worker = start_worker(

@@ -49,7 +49,8 @@ def test_make_run_gives_every_process_a_site_url_from_host_and_port(tmp_path):
     # both as soon as either exits, which would otherwise race the other's print.
     fake_python.write_text(
         '#!/bin/sh\necho "SITE_URL=$SITE_URL $1 $2"\n'
-        'case "$1 $2" in "manage.py runserver"|"-m celery") sleep 2;; esac\nexit 0\n'
+        'case "$1 $2" in "manage.py runserver"|"manage.py supervise_worker") sleep 2;; esac\n'
+        "exit 0\n"
     )
     fake_python.chmod(0o755)
     env = {"PATH": "/usr/bin:/bin"}
@@ -64,5 +65,5 @@ def test_make_run_gives_every_process_a_site_url_from_host_and_port(tmp_path):
     started = [line for line in result.stdout.splitlines() if line.startswith("SITE_URL=")]
     assert "SITE_URL=http://127.0.0.1:9123 manage.py migrate" in started
     assert "SITE_URL=http://127.0.0.1:9123 manage.py runserver" in started
-    assert "SITE_URL=http://127.0.0.1:9123 -m celery" in started
+    assert "SITE_URL=http://127.0.0.1:9123 manage.py supervise_worker" in started
     assert all(line.startswith("SITE_URL=http://127.0.0.1:9123 ") for line in started)

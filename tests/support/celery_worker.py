@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -109,6 +110,93 @@ class Worker:
 
 
 StartWorker = Callable[..., Worker]
+
+
+class SupervisedWorker:
+    """``python manage.py supervise_worker`` (what ``make run`` starts): a Celery worker with
+    embedded beat that the supervisor restarts whenever it exits."""
+
+    STARTED = re.compile(rb"worker started \(pid (\d+)\)")
+
+    def __init__(self, log_path: Path, env: dict[str, str], worker_args: Sequence[str]) -> None:
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "manage.py", "supervise_worker", "--concurrency=2",
+             "--min-backoff=0.5", "--stop-timeout=5", "--", *worker_args],
+            cwd=ROOT,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+
+    def log(self, last: int = 6000) -> str:
+        return self.log_path.read_bytes().decode(errors="replace")[-last:]
+
+    def worker_pids(self) -> list[int]:
+        return [int(pid) for pid in self.STARTED.findall(self.log_path.read_bytes())]
+
+    def wait_ready(self, starts: int = 1, timeout: float = 60) -> int:
+        """Wait until the ``starts``-th worker said " ready."; returns its pid."""
+
+        def ready() -> bool:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the supervisor exited:\n{self.log()}")
+            return self.log_path.read_bytes().count(b" ready.") >= starts
+
+        wait_until(ready, timeout=timeout, interval=0.1, message=self.log)
+        return self.worker_pids()[starts - 1]
+
+    def kill_worker(self) -> int:
+        """SIGKILL the current worker's main process (its pool children are left to the
+        supervisor); returns its pid."""
+        pid = self.worker_pids()[-1]
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+    def stop(self) -> int | None:
+        """SIGTERM the supervisor (as make's trap does); returns its exit code, or None if it
+        had to be killed."""
+        code = None
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = self.proc.wait(20)
+        else:
+            code = self.proc.returncode
+        for pid in [self.proc.pid, *self.worker_pids()]:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+        self.proc.wait(10)
+        self._log.close()
+        return code
+
+
+@pytest.fixture
+def start_supervised(transactional_db, tmp_path) -> Iterator[Callable[..., SupervisedWorker]]:
+    """``start_supervised(env={...}, args=[...])``: a supervised worker (see SupervisedWorker),
+    stopped after the test."""
+    from django.db import connection
+
+    connection.close()
+    _purge_broker()
+    started: list[SupervisedWorker] = []
+
+    def start(*, env: dict[str, str] | None = None, args: Sequence[str] = ()) -> SupervisedWorker:
+        n = len(started)
+        worker = SupervisedWorker(
+            tmp_path / f"supervised-{n}.log",
+            worker_env(env),
+            ["--pool=prefork", f"--hostname=supervised{n}@%h", *args],
+        )
+        started.append(worker)
+        worker.wait_ready()
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
 
 
 def _purge_broker() -> None:

@@ -46,3 +46,16 @@ def wait_for_status(
         ),
     )
     return issue
+
+
+def fast_sweeper(every: int = 2) -> None:
+    """Make beat's sweeper run every ``every`` seconds. Migration 0002 already wrote it with
+    NEWSLETTER_SWEEP_INTERVAL (60 s), and ``ensure_periodic_tasks`` keeps an existing task as
+    an editor left it, so the interval is changed here. Call before the worker starts."""
+    from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+    from newsletter.services import schedule
+
+    schedule.ensure_periodic_tasks(sweep_every=every)
+    interval, _ = IntervalSchedule.objects.get_or_create(every=every, period="seconds")
+    PeriodicTask.objects.filter(name=schedule.SWEEP_TASK_NAME).update(interval=interval)
