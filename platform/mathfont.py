@@ -53,6 +53,7 @@ CORE: list[tuple[int, int]] = [
     (0x2026, 0x2026),  # …
     (0x2032, 0x2033),  # ′ ″
     (0x2061, 0x2064),  # invisible function application, times, separator, plus
+    (0x210E, 0x210E),  # italic h (the math italic alphabet has a hole there)
     (0x20D7, 0x20D7),  # combining vector arrow
     (0x03B1, 0x03C9),  # Greek small, as drawn under mathvariant (which Chromium ignores)
     (0x03D1, 0x03D1),

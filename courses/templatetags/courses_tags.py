@@ -9,7 +9,7 @@ from django.utils.html import strip_tags
 from django.utils.safestring import SafeString, mark_safe
 
 from courses.models import Course
-from platform.rendering import markdown_to_text, render_markdown
+from platform.rendering import latex_to_text, markdown_to_text, render_markdown
 
 register = template.Library()
 
@@ -30,6 +30,12 @@ def inline_markdown(source: str) -> SafeString:
 def plain_text(source: str) -> str:
     """Markdown as one line of text (meta descriptions)."""
     return " ".join(strip_tags(markdown_to_text(source or "")).split())
+
+
+@register.filter
+def latex_text(latex: str) -> str:
+    """A formula as readable text (an accessible name: "√(d_k)", "QKᵀ")."""
+    return " ".join(latex_to_text(latex or "").split())
 
 
 @register.filter

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -56,7 +57,7 @@ def test_per_app_htmx_listeners_are_gone(client, demo_course):
     # The chapter's one script of its own lights equation parts; it has no htmx listener.
     from django.contrib.staticfiles import finders
 
-    assert "htmx" not in open(finders.find("courses/explorable.js")).read()
+    assert "htmx" not in Path(finders.find("courses/explorable.js")).read_text()
     assert "newsletter/box.js" not in html
     assert html.count("platform/site.js") == 1
 
