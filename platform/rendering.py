@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+import xml.etree.ElementTree as ET  # noqa: S405 - builds trees, never parses input
 from functools import lru_cache
 
 import nh3
@@ -48,7 +49,7 @@ MATHML_ATTRIBUTES = {
     "lspace", "rspace", "width", "height", "depth", "linethickness", "displaystyle",
     "scriptlevel", "columnalign", "rowalign", "columnspacing", "rowspacing", "movablelimits",
     "largeop", "symmetric", "minsize", "maxsize", "notation", "form", "encoding",
-    "columnlines", "rowlines", "frame", "mathsize", "voffset",
+    "columnlines", "rowlines", "frame", "mathsize", "voffset", "alttext",
 }  # fmt: skip
 # No MathML element may carry id (DOM clobbering: id="fromScratchWidgets" replaces a global)
 # nor class/style/href (\\class, \\style, \\href): a formula must not restyle the page or link.
@@ -111,18 +112,182 @@ def _serialise(element) -> str:
     return f"<{tag}{attributes}>{_escape_text(element.text)}{children}</{tag}>"
 
 
-def _to_mathml(latex: str, display: bool) -> str:
-    return _serialise(convert_to_element(latex, display="block" if display else "inline"))
+# --- typesetting fixes on latex2mathml's tree -------------------------------------------------
+#
+# MathML Core spaces an <mo> by the operator dictionary and an unknown <mo> ("Attention" from
+# \operatorname) gets 0.2777em on both sides, so "Attention (Q)"; an <mi> gets none, so
+# "\log q_i" came out as "logqᵢ". Operator names become <mi> followed by U+2061 FUNCTION
+# APPLICATION with an explicit rspace: none before a bracket, a thin space (TeX's \, between
+# an operator and an ordinary symbol) otherwise. \big) as the base of a script was an
+# embellished operator that Chromium lowered under the line; it is wrapped in an <mrow> and
+# made symmetric, so it stays on the axis and the exponent attaches to it.
+
+_FUNCTION_APPLICATION = "\u2061"
+_THIN_SPACE = "0.1667em"
+_OPENING = set("([{|\u2016\u27e8\u2308\u230a")
+_SCRIPTED = {"msub", "msup", "msubsup", "munder", "mover", "munderover"}
+_ROW_LIKE = {"math", "mrow", "mstyle", "msqrt", "mtd", "mpadded", "mphantom", "menclose"}
+_NAMED_SPACES = {
+    "veryverythinmathspace": "0.0556em", "verythinmathspace": "0.1111em",
+    "thinmathspace": "0.1667em", "mediummathspace": "0.2222em", "thickmathspace": "0.2778em",
+    "verythickmathspace": "0.3333em", "veryverythickmathspace": "0.3889em",
+    "negativethinmathspace": "-0.1667em", "negativemediummathspace": "-0.2222em",
+    "negativethickmathspace": "-0.2778em",
+}  # fmt: skip
+PLACEHOLDER = "\u2b1a"  # ⬚ DOTTED SQUARE: where a template has nothing (\sqrt{})
+
+
+def _text(element: ET.Element) -> str:
+    return html.unescape(element.text or "")
+
+
+def _is_name(element: ET.Element) -> bool:
+    r"""An operator name: "log" from \log, "Attention" from \operatorname, "LN" from \mathrm."""
+    text = _text(element)
+    return element.tag in {"mi", "mo"} and len(text) > 1 and text.isalpha()
+
+
+def _upright_word(element: ET.Element) -> str | None:
+    r"""\mathrm{LN} arrives as an <mrow> of upright letters; it reads as one word."""
+    if element.tag != "mrow" or len(element) < 2:
+        return None
+    letters = []
+    for child in element:
+        text = _text(child)
+        if child.tag != "mi" or child.get("mathvariant") != "normal" or len(text) != 1:
+            return None
+        if not text.isalpha() or len(child) or (child.tail or "").strip():
+            return None
+        letters.append(text)
+    return "".join(letters)
+
+
+def _opens(element: ET.Element) -> bool:
+    r"""Does this row item start with an opening bracket (\left(, \big[, plain ( …)?"""
+    while element.tag in {"mrow", *_SCRIPTED} and len(element):
+        element = element[0]
+    return element.tag == "mo" and _text(element) in _OPENING
+
+
+def _tidy(element: ET.Element) -> None:
+    for child in element:
+        _tidy(child)
+    if element.tag == "mspace" and element.get("width") in _NAMED_SPACES:
+        element.set("width", _NAMED_SPACES[element.get("width", "")])
+    if element.tag in {"msqrt", "mroot"} and (
+        len(element) == 0 or (element[0].tag == "mrow" and len(element[0]) == 0)
+    ):
+        # An empty radical (the glossary's \sqrt{}) shows a placeholder under the bar.
+        for child in list(element)[:1]:
+            element.remove(child)
+        placeholder = ET.Element("mi", {"mathvariant": "normal"})
+        placeholder.text = PLACEHOLDER
+        element.insert(0, placeholder)
+    if element.tag == "mo" and _text(element) == "\u22a4":
+        element.tag = "mi"  # \top is an ordinary symbol in TeX, not an operator
+        element.attrib = {"mathvariant": "normal"}
+    if element.tag in _SCRIPTED and len(element) and element[0].tag == "mo":
+        base = element[0]
+        if base.get("minsize") and not _is_name(base):
+            # \big)^2: keep the bracket on the axis, the exponent on the bracket.
+            base.set("stretchy", "true")
+            base.set("symmetric", "true")
+            wrapper = ET.Element("mrow")
+            element.remove(base)
+            wrapper.append(base)
+            element.insert(0, wrapper)
+    if element.tag == "mo" and element.get("minsize"):
+        element.set("stretchy", "true")
+        element.set("symmetric", "true")
+    for index, child in enumerate(list(element)):
+        word = _upright_word(child)
+        if word is not None:
+            replacement = ET.Element("mi")
+            replacement.text = word
+            replacement.tail = child.tail
+            element.remove(child)
+            element.insert(index, replacement)
+    if element.tag in _ROW_LIKE:
+        _tidy_row(element)
+
+
+def _tidy_row(row: ET.Element) -> None:
+    children = list(row)
+    for index, child in enumerate(children):
+        name = child
+        if child.tag in _SCRIPTED and len(child):
+            name = child[0]
+        if not _is_name(name):
+            continue
+        if name.tag == "mo" and name is child:
+            name.tag = "mi"
+            name.attrib = {}
+        elif name.tag == "mo":  # \max_i: an operator with limits keeps them, loses the gap
+            name.set("lspace", "0")
+            name.set("rspace", "0")
+        following = children[index + 1] if index + 1 < len(children) else None
+        if following is None or (following.tag == "mo" and not _opens(following)):
+            continue  # at the end, or before "=", "+", ",": the operator spaces itself
+        if following.tag == "mspace":
+            continue  # the author spaced it (\! or \,)
+        apply = ET.Element("mo", {"lspace": "0", "rspace": "0" if _opens(following) else _THIN_SPACE})
+        apply.text = _FUNCTION_APPLICATION
+        apply.tail = child.tail
+        child.tail = None
+        row.insert(list(row).index(child) + 1, apply)
+
+
+def _lone_script(root: ET.Element) -> ET.Element:
+    r"""A part that is only a script (``^\top``) shows the script at normal size, not a small
+    raised glyph on nothing."""
+    row = root[0] if len(root) == 1 and root[0].tag == "mrow" else root
+    if len(row) == 1 and row[0].tag in {"msup", "msub"} and len(row[0]) == 2:
+        base, script = row[0][0], row[0][1]
+        if len(base) == 0 and not (base.text or "").strip():
+            row.remove(row[0])
+            row.append(script)
+    return root
+
+
+def _with_source(root: ET.Element, latex: str) -> ET.Element:
+    r"""The LaTeX rides along: ``alttext`` for screen readers and feed readers, and an
+    ``application/x-tex`` annotation inside <semantics> for tools that read MathML."""
+    presentation = ET.Element("mrow")
+    if len(root) == 1 and root[0].tag == "mrow":
+        presentation = root[0]
+    else:
+        presentation.extend(list(root))
+    for child in list(root):
+        root.remove(child)
+    semantics = ET.SubElement(root, "semantics")
+    semantics.append(presentation)
+    annotation = ET.SubElement(semantics, "annotation", {"encoding": "application/x-tex"})
+    annotation.text = latex
+    root.set("alttext", latex)
+    return root
+
+
+def _presentation(latex: str, display: bool) -> ET.Element:
+    latex = latex.replace("\\operatorname*{", "\\operatorname{")
+    root = convert_to_element(latex, display="block" if display else "inline")
+    _tidy(root)
+    return _lone_script(root)
+
+
+def _raw_commands(root: ET.Element) -> set[str]:
+    r"""Commands latex2mathml did not know and printed as text (``\softmax``)."""
+    return {name for node in root.iter() for name in _RAW_COMMAND.findall(node.text or "")}
 
 
 def _convert(latex: str, display: bool) -> str:
-    mathml = _to_mathml(latex, display)
-    leftovers = {m for m in _RAW_COMMAND.findall(mathml)}
+    root = _presentation(latex, display)
+    leftovers = _raw_commands(root)
     if leftovers:
+        retried = latex
         for name in leftovers:
-            latex = re.sub(rf"\\{name}(?![A-Za-z])", rf"\\operatorname{{{name}}}", latex)
-        mathml = _to_mathml(latex, display)
-    return mathml
+            retried = re.sub(rf"\\{name}(?![A-Za-z])", rf"\\operatorname{{{name}}}", retried)
+        root = _presentation(retried, display)
+    return _serialise(_with_source(root, latex))
 
 
 @lru_cache(maxsize=4096)
