@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-import xml.etree.ElementTree as ET  # noqa: S405 - builds trees, never parses input
+import xml.etree.ElementTree as ET
 from functools import lru_cache
 
 import nh3
@@ -230,7 +230,9 @@ def _tidy_row(row: ET.Element) -> None:
             continue  # at the end, or before "=", "+", ",": the operator spaces itself
         if following.tag == "mspace":
             continue  # the author spaced it (\! or \,)
-        apply = ET.Element("mo", {"lspace": "0", "rspace": "0" if _opens(following) else _THIN_SPACE})
+        apply = ET.Element(
+            "mo", {"lspace": "0", "rspace": "0" if _opens(following) else _THIN_SPACE}
+        )
         apply.text = _FUNCTION_APPLICATION
         apply.tail = child.tail
         child.tail = None
@@ -307,6 +309,163 @@ def _math_html(latex: str, display: bool) -> str:
         )
     # Keep the TeX as an annotation so screen readers and copy-paste still have it.
     return sanitize_html(mathml)
+
+
+# --- checking what editors write ------------------------------------------------------------
+
+# Names latex2mathml does not know that read as operator names (retried as \operatorname);
+# any other unknown command is an editor's typo and is refused on save.
+OPERATOR_NAMES = {
+    "softmax", "argmax", "argmin", "Var", "Cov", "diag", "tr", "rank", "sign", "sgn",
+    "erf", "ReLU", "GELU", "SiLU", "RMS", "LN", "KL", "MSE", "FFN", "Attention", "RMSNorm",
+    "LayerNorm", "MultiHead", "Concat", "head", "Swish", "SwiGLU", "GLU", "Softmax", "Adam",
+    "logit", "sigmoid", "supp", "dom", "vec", "relu", "gelu", "silu", "swish", "cov", "var",
+    "std", "Std", "Tr", "Pr", "E", "arg", "const", "lse", "logsumexp", "RoPE",
+}  # fmt: skip
+
+
+_CONVERTER_ERRORS = {
+    "ExtraLeftOrMissingRightError": " — a \\left without its \\right",
+    "MissingSuperScriptOrSubscriptError": " — a ^ or _ with nothing after it",
+    "DoubleSuperscriptsError": " — two superscripts on one symbol; group them with braces",
+    "DoubleSubscriptsError": " — two subscripts on one symbol; group them with braces",
+    "NoAvailableTokensError": " — it ends too early: a command lacks its argument or an "
+    "environment is not closed",
+    "MissingEndError": " — a \\begin without its \\end",
+    "InvalidAlignmentError": " — a misplaced &",
+    "InvalidStyleForGenfracError": " — a bad \\genfrac style",
+    "InvalidWidthError": " — a bad width",
+}
+
+
+def _brace_problem(latex: str) -> str | None:
+    depth = 0
+    for index, char in enumerate(latex):
+        if char in "{}" and index and latex[index - 1] == "\\":
+            continue  # \{ and \} are literal braces
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth < 0:
+                return f"unbalanced braces: a “}}” at character {index + 1} closes nothing"
+    if depth:
+        return f"unbalanced braces: {depth} “{{” not closed"
+    return None
+
+
+def latex_problem(latex: str) -> str | None:
+    """Why ``latex`` cannot be typeset, in words for an editor; None when it can."""
+    latex = latex or ""
+    if len(latex) > MAX_FORMULA_LENGTH:
+        return f"longer than {MAX_FORMULA_LENGTH} characters"
+    problem = _brace_problem(latex)
+    if problem:
+        return problem
+    try:
+        root = _presentation(latex, False)
+    except Exception as error:  # latex2mathml raises many types on malformed input
+        name = type(error).__name__
+        detail = str(error).strip()
+        explained = _CONVERTER_ERRORS.get(name, "")
+        said = f"{name}: {detail}" if detail and detail != name else name
+        return f"the LaTeX converter refused it ({said}){explained}"
+    unknown = sorted(_raw_commands(root) - OPERATOR_NAMES)
+    if unknown:
+        names = ", ".join(f"\\{name}" for name in unknown)
+        return f"unknown command {names}" if len(unknown) == 1 else f"unknown commands {names}"
+    return None
+
+
+def formulas_in_markdown(source: str) -> list[str]:
+    """The LaTeX of every ``$…$`` and ``$$…$$`` formula in a Markdown text, in order."""
+    found: list[str] = []
+    for token in _markdown().parse(source or ""):
+        if token.type.startswith("math_block"):
+            found.append(token.content)
+        for child in token.children or []:
+            if child.type.startswith("math_inline"):
+                found.append(child.content)
+    return found
+
+
+def markdown_math_problem(source: str) -> str | None:
+    """The first formula in a Markdown text that cannot be typeset, and why; or None."""
+    for latex in formulas_in_markdown(source):
+        problem = latex_problem(latex)
+        if problem:
+            shown = latex if len(latex) <= 60 else latex[:57] + "…"
+            return f"${shown}$: {problem}"
+    return None
+
+
+def check_math_fields(
+    instance: object, *, latex: tuple[str, ...] = (), markdown: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """For a model's ``clean()``: each named field whose maths cannot be typeset, with why.
+    ``latex`` fields hold one formula; ``markdown`` fields hold ``$…$`` formulas in text."""
+    errors: dict[str, str] = {}
+    for name in latex:
+        value = getattr(instance, name, "") or ""
+        problem = latex_problem(value) if value.strip() else None
+        if problem:
+            errors[name] = f"This LaTeX cannot be typeset: {problem}."
+    for name in markdown:
+        problem = markdown_math_problem(getattr(instance, name, "") or "")
+        if problem:
+            errors[name] = f"A formula here cannot be typeset: {problem}."
+    return errors
+
+
+_LAYOUT_ATTRIBUTES = {"mathvariant"}
+
+
+def _canonical(element: ET.Element) -> tuple:
+    """A formula node without layout detail: single-child rows unwrapped, function
+    applications and spacing dropped, only the typeface kept of its attributes."""
+    while element.tag == "mrow" and len(element) == 1:
+        element = element[0]
+    children = tuple(
+        _canonical(child)
+        for child in element
+        if not (child.tag == "mo" and _text(child) == _FUNCTION_APPLICATION)
+        and child.tag != "mspace"
+    )
+    typeface = tuple(sorted((k, v) for k, v in element.attrib.items() if k in _LAYOUT_ATTRIBUTES))
+    return (element.tag, _text(element).strip(), typeface, children)
+
+
+def _items(element: ET.Element) -> tuple:
+    """The row of items a node lays out side by side (a lone item is a row of one)."""
+    canonical = _canonical(element)
+    return canonical[3] if canonical[0] in {"mrow", "math"} else (canonical,)
+
+
+def part_occurs(part: str, equation: str) -> bool:
+    """Does the formula ``part`` appear in ``equation`` — as one of its subformulas, or as a
+    run of consecutive items in one of its rows? Both are typeset and compared as MathML, so
+    spacing and equivalent spellings (``x_{i}`` and ``x_i``) do not matter."""
+    squeeze = re.compile(r"\s+")
+    if squeeze.sub("", part) and squeeze.sub("", part) in squeeze.sub("", equation):
+        return True
+    try:
+        wanted = _items(_presentation(part, False))
+        whole = _canonical(_presentation(equation, False))
+    except Exception:
+        return False
+    if not wanted:
+        return False
+
+    def search(node: tuple) -> bool:
+        row = node[3]
+        size = len(wanted)
+        if node == wanted[0] and size == 1:
+            return True
+        if any(row[i : i + size] == wanted for i in range(len(row) - size + 1)):
+            return True
+        return any(search(child) for child in row)
+
+    return search(whole)
 
 
 def render_math(latex: str, display: bool = False) -> SafeString:

@@ -51,7 +51,7 @@ def test_walkthrough_from_pasted_latex_is_prefilled_by_the_explorer(client, glos
     assert form.initial["extremes"] == "d_k → ∞ (with and without the divisor): ?"
     assert "Without \\sqrt (square root): ?" in form.initial["ablations"]
     html = response.content.decode()
-    assert '<div class="rendered-equation"><math display="block">' in html
+    assert '<div class="rendered-equation"><math display="block" alttext=' in html
     questions = [
         "What comes out?",
         "What goes in?",
