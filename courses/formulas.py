@@ -23,11 +23,51 @@ MODELS: tuple[type[models.Model], ...] = (
 )  # fmt: skip
 
 
+# The flaws learners reported, typed as editors type them: the gallery shows them first and
+# tests/platform/test_typesetting_corpus.py pins the MathML each one produces.
+REGRESSION_CASES: tuple[str, ...] = (
+    r"\operatorname{Attention}(Q, K, V)",
+    r"\mathrm{LN}(x)",
+    r"\operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V",
+    r"\log q_i",
+    r"\exp(x) + \max(a, b)",
+    r"\max_i x_i",
+    r"\log \mathbb{E}[\cdot] = 1",
+    r"\mathbb{E}\big[(y - \hat f(x))^2\big] = \big(a - b\big)^2",
+    r"\Big(x\Big)^2",
+    r"\bigl( x \bigr)",
+    r"\sqrt{}",
+    r"^\top",
+    r"A = Q \Lambda Q^{-1}",
+    r"QK^\top",
+)
+
+
 @dataclass(frozen=True)
 class Formula:
     latex: str
     display: bool
     where: str  # e.g. "Equation 12 (latex)", for a reviewer to find it
+
+
+@dataclass
+class GalleryEntry:
+    latex: str
+    display: bool
+    places: list[str]
+
+
+def gallery() -> list[GalleryEntry]:
+    """The regression cases, then each distinct formula of the content with where it appears."""
+    entries = [GalleryEntry(latex, True, ["regression case"]) for latex in REGRESSION_CASES]
+    by_source: dict[tuple[str, bool], GalleryEntry] = {}
+    for formula in all_formulas():
+        key = (formula.latex.strip(), formula.display)
+        if key not in by_source:
+            by_source[key] = GalleryEntry(key[0], formula.display, [])
+            entries.append(by_source[key])
+        by_source[key].places.append(formula.where)
+    return entries
 
 
 def all_formulas() -> Iterator[Formula]:

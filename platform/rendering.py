@@ -34,7 +34,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-RENDERER_VERSION = "2"
+RENDERER_VERSION = "3"  # bump when the MathML or HTML written changes: caches key on it
 CACHE_SECONDS = 60 * 60 * 24 * 7
 MAX_FORMULA_LENGTH = 5000
 
@@ -134,6 +134,7 @@ _NAMED_SPACES = {
     "negativethinmathspace": "-0.1667em", "negativemediummathspace": "-0.2222em",
     "negativethickmathspace": "-0.2778em",
 }  # fmt: skip
+_UPRIGHT_GREEK = set("ΓΔΘΛΞΠΣΥΦΨΩ")
 PLACEHOLDER = "\u2b1a"  # ⬚ DOTTED SQUARE: where a template has nothing (\sqrt{})
 
 
@@ -183,6 +184,8 @@ def _tidy(element: ET.Element) -> None:
         placeholder = ET.Element("mi", {"mathvariant": "normal"})
         placeholder.text = PLACEHOLDER
         element.insert(0, placeholder)
+    if element.tag == "mi" and not element.attrib and _text(element) in _UPRIGHT_GREEK:
+        element.set("mathvariant", "normal")  # TeX sets capital Greek upright: Λ, Σ, not 𝛬, 𝛴
     if element.tag == "mo" and _text(element) == "\u22a4":
         element.tag = "mi"  # \top is an ordinary symbol in TeX, not an operator
         element.attrib = {"mathvariant": "normal"}

@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 import pytest
 
 from courses import contentfiles
-from courses.formulas import all_formulas
+from courses.formulas import REGRESSION_CASES, all_formulas
 from courses.models import EquationPart
 from platform.rendering import PLACEHOLDER, part_occurs, render_math
 from tests.support.mathml import without_tex_source
@@ -106,6 +106,12 @@ CASES = [
         id="lone-transpose-at-normal-size",
     ),
     pytest.param(
+        r"A = Q \Lambda Q^{-1}",
+        ['<mi mathvariant="normal">\u039b</mi>'],
+        ["<mi>\u039b</mi>"],
+        id="capital-greek-upright",
+    ),
+    pytest.param(
         r"QK^\top",
         ['<msup><mi>K</mi><mi mathvariant="normal">\u22a4</mi></msup>'],
         ["<mo>\u22a4</mo>"],
@@ -164,6 +170,10 @@ def typesetting_faults(latex: str, display: bool = False) -> list[str]:
     return faults
 
 
+def test_typesetting_cases_are_all_in_the_gallery():
+    assert {case.values[0] for case in CASES} == set(REGRESSION_CASES)
+
+
 @pytest.mark.parametrize(("latex", "wanted", "unwanted"), CASES)
 def test_typesetting_case_produces_expected_mathml(latex, wanted, unwanted):
     out = str(render_math(latex))
@@ -178,10 +188,7 @@ def test_typesetting_case_produces_expected_mathml(latex, wanted, unwanted):
 def test_typesetting_annotation_carries_the_source_escaped():
     out = str(render_math(r"a < b \text{ & } c"))
     assert 'alttext="a &lt; b \\text{ &amp; } c"' in out
-    assert (
-        '<annotation encoding="application/x-tex">a &lt; b \\text{ &amp; } c</annotation>'
-        in out
-    )
+    assert '<annotation encoding="application/x-tex">a &lt; b \\text{ &amp; } c</annotation>' in out
     assert RAW_COMMAND.findall(without_tex_source(out)) == []
 
 
