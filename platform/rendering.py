@@ -528,6 +528,40 @@ def render_markdown(source: str) -> SafeString:
     return mark_safe(rendered)  # noqa: S308 - sanitised by nh3
 
 
+def render_markdown_inline(source: str) -> SafeString:
+    """One line of Markdown (emphasis, code, links, ``$…$``) as phrasing content with no
+    enclosing <p>, to sit inside another element: a "Why it matters" line, a caption."""
+    source = (source or "").strip()
+    if not source:
+        return mark_safe("")
+    key = _cache_key("inline", source)
+    rendered = cache.get(key)
+    if rendered is None:
+        rendered = sanitize_html(_markdown().renderInline(source))
+        cache.set(key, rendered, CACHE_SECONDS)
+    return mark_safe(rendered)  # noqa: S308 - sanitised by nh3
+
+
+def render_first_block(source: str) -> SafeString:
+    """The first fenced code block or display equation of a Markdown text, rendered (empty when
+    it has neither): what a listing shows under a note's title."""
+    source = source or ""
+    key = _cache_key("first", source)
+    rendered = cache.get(key)
+    if rendered is None:
+        rendered = ""
+        for token in _markdown().parse(source):
+            if token.type == "fence":
+                language = token.info.split()[0] if token.info.strip() else ""
+                rendered = str(highlight_code(token.content, language))
+                break
+            if token.type.startswith("math_block"):
+                rendered = f'<div class="math block">{_math_html(token.content, True)}</div>'
+                break
+        cache.set(key, rendered, CACHE_SECONDS)
+    return mark_safe(rendered)  # noqa: S308 - Pygments escapes code; maths is sanitised
+
+
 # --- plain text (email) ---------------------------------------------------------------------
 
 _GREEK = {
