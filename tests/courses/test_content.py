@@ -169,7 +169,7 @@ def test_load_removing_a_chapter_from_course_toml_removes_it(content, demo_cours
 
 def test_load_a_glossary_file_alone(content):
     assert contentfiles.load(paths=[content / "glossary.toml"]).summaries == [
-        "glossary: 77 symbols"
+        "glossary: 79 symbols"
     ]
     softmax = Symbol.objects.get(slug="softmax")
     assert (softmax.latex, softmax.kind) == (r"\operatorname{softmax}", "operation")
@@ -354,7 +354,7 @@ def test_error_loads_nothing_at_all(content):
 def test_load_content_command_loads_a_folder_and_reports(content, capsys):
     call_command("load_content", "--no-check", content)
     assert capsys.readouterr().out == (
-        "glossary: 77 symbols\n"
+        "glossary: 79 symbols\n"
         "course reading-ml-papers: 4 chapters, 9 equations, 13 questions, 4 listings\n"
     )
     assert CodeListing.objects.filter(checked_at__isnull=True).count() == 4
