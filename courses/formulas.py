@@ -39,6 +39,7 @@ REGRESSION_CASES: tuple[str, ...] = (
     r"\sqrt{}",
     r"^\top",
     r"A = Q \Lambda Q^{-1}",
+    r"\hat{m}_t + \tilde{x} + \widehat{xy}",
     r"QK^\top",
 )
 

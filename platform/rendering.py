@@ -186,6 +186,15 @@ def _tidy(element: ET.Element) -> None:
         element.insert(0, placeholder)
     if element.tag == "mi" and not element.attrib and _text(element) in _UPRIGHT_GREEK:
         element.set("mathvariant", "normal")  # TeX sets capital Greek upright: Λ, Σ, not 𝛬, 𝛴
+    if element.tag == "mover" and len(element) == 2 and element[1].tag == "mo":
+        accent, mark = element[1], _text(element[1])
+        if (mark == "^" and element.get("accent") == "true") or (
+            mark == "~" and accent.get("stretchy") == "false"
+        ):
+            # \hat and \tilde are one glyph wide in TeX (\widehat stretches): the spacing
+            # modifier letters ˆ and ˜ sit as accents where ASCII ^ and ~ would stretch.
+            accent.text = "\u02c6" if mark == "^" else "\u02dc"
+            accent.set("stretchy", "false")
     if element.tag == "mo" and _text(element) == "\u22a4":
         element.tag = "mi"  # \top is an ordinary symbol in TeX, not an operator
         element.attrib = {"mathvariant": "normal"}

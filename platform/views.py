@@ -105,7 +105,7 @@ def preview(request: HttpRequest) -> HttpResponse:
     if not (request.user.is_authenticated and request.user.is_staff):
         raise PermissionDenied("Only editors can preview.")
     kind = request.GET.get("kind", "")
-    values = [value for key, value in request.GET.items() if key != "kind"]
+    values = [request.GET[key] for key in request.GET if key != "kind"]
     if kind not in PREVIEW_KINDS or len(values) != 1:
         return HttpResponseBadRequest("Give kind=markdown or kind=latex and one field value.")
     source = values[0]

@@ -112,6 +112,16 @@ CASES = [
         id="capital-greek-upright",
     ),
     pytest.param(
+        r"\hat{m}_t + \tilde{x} + \widehat{xy}",
+        [
+            '<mover accent="true"><mrow><mi>m</mi></mrow><mo stretchy="false">\u02c6</mo></mover>',
+            '<mover><mrow><mi>x</mi></mrow><mo stretchy="false">\u02dc</mo></mover>',
+            "<mover><mrow><mi>x</mi><mi>y</mi></mrow><mo>^</mo></mover>",
+        ],
+        [],
+        id="hat-one-glyph-wide-widehat-stretches",
+    ),
+    pytest.param(
         r"QK^\top",
         ['<msup><mi>K</mi><mi mathvariant="normal">\u22a4</mi></msup>'],
         ["<mo>\u22a4</mo>"],
