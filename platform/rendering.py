@@ -450,6 +450,8 @@ def _canonical(element: ET.Element) -> tuple:
 def _items(element: ET.Element) -> tuple:
     """The row of items a node lays out side by side (a lone item is a row of one)."""
     canonical = _canonical(element)
+    while canonical[0] in {"mrow", "math"} and len(canonical[3]) == 1:
+        canonical = canonical[3][0]
     return canonical[3] if canonical[0] in {"mrow", "math"} else (canonical,)
 
 
@@ -457,9 +459,6 @@ def part_occurs(part: str, equation: str) -> bool:
     """Does the formula ``part`` appear in ``equation`` — as one of its subformulas, or as a
     run of consecutive items in one of its rows? Both are typeset and compared as MathML, so
     spacing and equivalent spellings (``x_{i}`` and ``x_i``) do not matter."""
-    squeeze = re.compile(r"\s+")
-    if squeeze.sub("", part) and squeeze.sub("", part) in squeeze.sub("", equation):
-        return True
     try:
         wanted = _items(_presentation(part, False))
         whole = _canonical(_presentation(equation, False))

@@ -217,3 +217,23 @@ def test_typesetting_every_formula_in_the_content_is_clean():
     assert parts
     strays = [p.latex for p in parts if not part_occurs(p.latex, p.equation.latex)]
     assert strays == []
+
+
+@pytest.mark.parametrize(
+    ("part", "equation", "occurs"),
+    [
+        (r"\alpha", r"y = \alpha x", True),
+        ("x_{i}", "y = x_i + 1", True),  # spelled differently, typeset the same
+        (r"\sum_{j=1}^{n}", r"\frac{a}{\sum_{j=1}^{n} b}", True),
+        (r"QK^\top", r"\frac{QK^\top}{2}", True),
+        (r"\operatorname{LN}(\mathbf{x})", r"\operatorname{LN}(\mathbf{x}) = \gamma", True),
+        ("x + y", "a = x + y + z", True),
+        (r"^\top", r"(R_m q)^\top", True),
+        ("a", r"\alpha", False),  # a letter inside a command's name is not the letter
+        ("x + z", "a = x + y + z", False),  # not consecutive
+        (r"\alpha_{zz}", r"y = \alpha x", False),
+        (r"\mathbf{x}", "y = x", False),  # the typeface matters
+    ],
+)
+def test_typesetting_part_occurs_compares_typeset_formulas(part, equation, occurs):
+    assert part_occurs(part, equation) is occurs
