@@ -7,6 +7,14 @@
   serialiser un-escapes everything it wrote (``\\text{</math><h2>…}`` would become markup), so
   its element tree is written out here instead: every text node escaped, only the presentation
   attributes it legitimately emits kept — never ``id``, ``class``, ``style`` or ``href``.
+* Before writing, the tree is tidied for MathML Core in Chromium (operator names tight before a
+  bracket and a thin space before a symbol, ``\\big)^2`` on the axis, upright capital Greek,
+  one-glyph ``\\hat``, a placeholder in an empty ``\\sqrt{}``, a lone ``^\\top`` at text size),
+  and every formula carries its LaTeX: ``alttext`` on <math> and an ``application/x-tex``
+  annotation in <semantics>, for screen readers, copy and feed readers.
+* Editors' LaTeX is checked by :func:`latex_problem` / :func:`markdown_math_problem` (models'
+  ``clean()`` and the content loaders) and :func:`part_occurs` (a labelled part must be a piece
+  of its equation, compared as typeset MathML).
 * Fenced code is highlighted by Pygments with CSS classes (``platform/pygments.css``).
 * The resulting HTML is sanitised by nh3 with an allow-list that includes the MathML elements,
   so editor-written markdown cannot inject script, event handlers or ``javascript:`` links.
