@@ -40,6 +40,7 @@ REGRESSION_CASES: tuple[str, ...] = (
     r"^\top",
     r"A = Q \Lambda Q^{-1}",
     r"\hat{m}_t + \tilde{x} + \widehat{xy}",
+    r"\int f(x)\,\mathrm{d}x + \mathrm{e}^x",
     r"QK^\top",
 )
 

@@ -192,6 +192,16 @@ def _tidy(element: ET.Element) -> None:
         placeholder = ET.Element("mi", {"mathvariant": "normal"})
         placeholder.text = PLACEHOLDER
         element.insert(0, placeholder)
+    if (
+        element.tag == "mi"
+        and not element.attrib
+        and (element.text or "").startswith("&#")
+        and _text(element).isascii()
+        and _text(element).isalpha()
+    ):
+        # latex2mathml writes \mathrm{d} as <mi>&#x00064;</mi>, a plain letter that MathML
+        # would set in italic; only \mathrm takes that path (a typed d stays "d").
+        element.set("mathvariant", "normal")
     if element.tag == "mi" and not element.attrib and _text(element) in _UPRIGHT_GREEK:
         element.set("mathvariant", "normal")  # TeX sets capital Greek upright: Λ, Σ, not 𝛬, 𝛴
     if element.tag == "mover" and len(element) == 2 and element[1].tag == "mo":

@@ -122,6 +122,12 @@ CASES = [
         id="hat-one-glyph-wide-widehat-stretches",
     ),
     pytest.param(
+        r"\int f(x)\,\mathrm{d}x + \mathrm{e}^x",
+        ['<mi mathvariant="normal">d</mi><mi>x</mi>', '<msup><mi mathvariant="normal">e</mi>'],
+        [],
+        id="mathrm-single-letter-upright",
+    ),
+    pytest.param(
         r"QK^\top",
         ['<msup><mi>K</mi><mi mathvariant="normal">\u22a4</mi></msup>'],
         ["<mo>\u22a4</mo>"],
