@@ -34,6 +34,7 @@ REGRESSION_CASES: tuple[str, ...] = (
     r"\max_i x_i",
     r"\log \mathbb{E}[\cdot] = 1",
     r"\mathbb{E}\big[(y - \hat f(x))^2\big] = \big(a - b\big)^2",
+    r"\mathrm{Var}\big(\hat f(x)\big)",
     r"\Big(x\Big)^2",
     r"\bigl( x \bigr)",
     r"\sqrt{}",

@@ -126,9 +126,7 @@ def _serialise(element) -> str:
 # \operatorname) gets 0.2777em on both sides, so "Attention (Q)"; an <mi> gets none, so
 # "\log q_i" came out as "logqᵢ". Operator names become <mi> followed by U+2061 FUNCTION
 # APPLICATION with an explicit rspace: none before a bracket, a thin space (TeX's \, between
-# an operator and an ordinary symbol) otherwise. \big) as the base of a script was an
-# embellished operator that Chromium lowered under the line; it is wrapped in an <mrow> and
-# made symmetric, so it stays on the axis and the exponent attaches to it.
+# an operator and an ordinary symbol) otherwise. \big brackets: see _sized_bracket.
 
 _FUNCTION_APPLICATION = "\u2061"
 _THIN_SPACE = "0.1667em"
@@ -173,9 +171,36 @@ def _upright_word(element: ET.Element) -> str | None:
 
 def _opens(element: ET.Element) -> bool:
     r"""Does this row item start with an opening bracket (\left(, \big[, plain ( …)?"""
-    while element.tag in {"mrow", *_SCRIPTED} and len(element):
+    while element.tag in {"mrow", "mpadded", *_SCRIPTED} and len(element):
         element = element[0]
     return element.tag == "mo" and _text(element) in _OPENING
+
+
+def _sized_bracket(element: ET.Element) -> ET.Element | None:
+    r"""``\big)`` and friends as a bracket scaled to their size, centred on the math axis.
+
+    latex2mathml writes them as stretchy <mo> with minsize = maxsize; Chromium then lays out
+    the widest of the font's size variants (0.875em for Latin Modern's parenthesis) for a glyph
+    a third as wide, so "W ( x )" gained gaps, and as the base of a script the bracket sank
+    below the line. A non-stretchy bracket at that mathsize keeps its own width and the
+    exponent attaches to it; it grows from the baseline, so it is lowered by the quarter of
+    the growth that keeps it centred on the axis (at 0.25em)."""
+    size = element.get("minsize", "")
+    if element.tag != "mo" or not size.endswith("em") or element.get("maxsize") != size:
+        return None
+    try:
+        scale = float(size[:-2])
+    except ValueError:
+        return None
+    bracket = ET.Element("mo", {"stretchy": "false", "mathsize": size})
+    for name in ("fence", "form"):
+        if element.get(name):
+            bracket.set(name, element.attrib[name])
+    bracket.text = element.text
+    wrapper = ET.Element("mpadded", {"voffset": f"{-(scale - 1) * 0.25:.3f}em"})
+    wrapper.append(bracket)
+    wrapper.tail = element.tail
+    return wrapper
 
 
 def _tidy(element: ET.Element) -> None:
@@ -216,19 +241,11 @@ def _tidy(element: ET.Element) -> None:
     if element.tag == "mo" and _text(element) == "\u22a4":
         element.tag = "mi"  # \top is an ordinary symbol in TeX, not an operator
         element.attrib = {"mathvariant": "normal"}
-    if element.tag in _SCRIPTED and len(element) and element[0].tag == "mo":
-        base = element[0]
-        if base.get("minsize") and not _is_name(base):
-            # \big)^2: keep the bracket on the axis, the exponent on the bracket.
-            base.set("stretchy", "true")
-            base.set("symmetric", "true")
-            wrapper = ET.Element("mrow")
-            element.remove(base)
-            wrapper.append(base)
-            element.insert(0, wrapper)
-    if element.tag == "mo" and element.get("minsize"):
-        element.set("stretchy", "true")
-        element.set("symmetric", "true")
+    for index, child in enumerate(list(element)):
+        sized = _sized_bracket(child)
+        if sized is not None:
+            element.remove(child)
+            element.insert(index, sized)
     for index, child in enumerate(list(element)):
         word = _upright_word(child)
         if word is not None:

@@ -23,7 +23,7 @@ from tests.support.mathml import without_tex_source
 FA = "\u2061"  # FUNCTION APPLICATION
 TIGHT = f'<mo lspace="0" rspace="0">{FA}</mo>'
 THIN = f'<mo lspace="0" rspace="0.1667em">{FA}</mo>'
-BIG_CLOSE = '<mo minsize="1.2em" maxsize="1.2em" stretchy="true" symmetric="true">)</mo>'
+BIG_CLOSE = '<mpadded voffset="-0.050em"><mo stretchy="false" mathsize="1.2em">)</mo></mpadded>'
 
 # (latex, fragments the MathML must contain, fragments it must not contain)
 CASES = [
@@ -71,27 +71,37 @@ CASES = [
     ),
     pytest.param(
         r"\mathbb{E}\big[(y - \hat f(x))^2\big] = \big(a - b\big)^2",
-        [f"<msup><mrow>{BIG_CLOSE}</mrow><mn>2</mn></msup>"],
-        ['<msup><mo minsize="1.2em"'],
-        id="big-bracket-with-exponent-stays-on-the-axis",
+        [
+            f"<msup>{BIG_CLOSE}<mn>2</mn></msup>",
+            '<mi>\U0001d53c</mi><mpadded voffset="-0.050em"><mo stretchy="false" '
+            'mathsize="1.2em">[</mo></mpadded>',
+        ],
+        ["minsize", 'stretchy="true"'],
+        id="big-bracket-sized-on-the-axis-with-exponent",
+    ),
+    pytest.param(
+        r"\mathrm{Var}\big(\hat f(x)\big)",
+        [f'<mi>Var</mi>{TIGHT}<mpadded voffset="-0.050em">'],
+        [],
+        id="operator-name-tight-before-big-bracket",
     ),
     pytest.param(
         r"\Big(x\Big)^2",
         [
-            '<msup><mrow><mo minsize="1.623em" maxsize="1.623em" stretchy="true" '
-            'symmetric="true">)</mo></mrow><mn>2</mn></msup>'
+            '<msup><mpadded voffset="-0.156em"><mo stretchy="false" mathsize="1.623em">)</mo>'
+            "</mpadded><mn>2</mn></msup>"
         ],
-        [],
+        ["minsize"],
         id="Big-bracket-with-exponent",
     ),
     pytest.param(
         r"\bigl( x \bigr)",
         [
-            '<mo stretchy="true" fence="true" minsize="1.2em" maxsize="1.2em" '
-            'symmetric="true">(</mo>'
+            '<mpadded voffset="-0.050em"><mo stretchy="false" mathsize="1.2em" fence="true">'
+            "(</mo></mpadded><mi>x</mi>"
         ],
-        [],
-        id="bigl-bigr-symmetric",
+        ["minsize"],
+        id="bigl-bigr-sized",
     ),
     pytest.param(
         r"\sqrt{}",
