@@ -14,6 +14,9 @@ from django.db.models import Count
 from django.urls import reverse
 from django.utils.html import format_html
 
+from platform.admin_preview import MathPreviewMixin
+from platform.rendering import part_occurs
+
 from . import tasks
 from .models import (
     SEVEN_QUESTIONS,
@@ -61,8 +64,30 @@ class ChapterSymbolInline(admin.TabularInline):
     verbose_name_plural = "symbols in this lesson"
 
 
-class EquationInline(admin.StackedInline):
+class ChapterEquationFormSet(forms.BaseInlineFormSet):
+    """An equation's LaTeX edited on the chapter page must still contain its labelled parts
+    (they are edited on the equation's own page)."""
+
+    def clean(self) -> None:
+        super().clean()
+        for form in self.forms:
+            equation = form.instance
+            if equation.pk is None or "latex" not in form.changed_data or form.errors:
+                continue
+            latex = form.cleaned_data.get("latex", "")
+            strays = [p.latex for p in equation.parts.all() if not part_occurs(p.latex, latex)]
+            if strays:
+                form.add_error(
+                    "latex",
+                    "These labelled parts would no longer occur in the equation: "
+                    + ", ".join(strays)
+                    + ". Change them on the equation's own page first (or keep them here).",
+                )
+
+
+class EquationInline(MathPreviewMixin, admin.StackedInline):
     model = Equation
+    formset = ChapterEquationFormSet
     fields = [("order", "title", "widget"), "latex", "shape_note", "explanation"]
     extra = 0
     show_change_link = True
@@ -104,7 +129,7 @@ class ChapterQuestionFormSet(forms.BaseInlineFormSet):
             )
 
 
-class QuestionInline(admin.StackedInline):
+class QuestionInline(MathPreviewMixin, admin.StackedInline):
     model = Question
     formset = ChapterQuestionFormSet
     fields = ["order", "prompt", "explanation"]
@@ -119,7 +144,7 @@ class QuestionInline(admin.StackedInline):
 
 
 @admin.register(Chapter)
-class ChapterAdmin(admin.ModelAdmin):
+class ChapterAdmin(MathPreviewMixin, admin.ModelAdmin):
     list_display = ["title", "course", "order", "published", "published_at", "updated_at", "page"]
     list_display_links = ["title"]
     list_editable = ["order", "published"]
@@ -159,7 +184,7 @@ class ChapterAdmin(admin.ModelAdmin):
         return format_html('<a href="{}">Add a question to this chapter</a>', url)
 
 
-class EquationPartInline(admin.TabularInline):
+class EquationPartInline(MathPreviewMixin, admin.TabularInline):
     model = EquationPart
     fields = ["order", "latex", "role", "reason"]
     extra = 1
@@ -178,7 +203,7 @@ class EquationAnswerInline(admin.StackedInline):
 
 
 @admin.register(Equation)
-class EquationAdmin(admin.ModelAdmin):
+class EquationAdmin(MathPreviewMixin, admin.ModelAdmin):
     list_display = ["title", "chapter", "order", "widget", "part_count"]
     list_filter = ["widget", "chapter__course", "chapter"]
     list_select_related = ["chapter"]
@@ -210,7 +235,7 @@ class ChoiceFormSet(forms.BaseInlineFormSet):
             raise ValidationError(NO_CORRECT_CHOICE)
 
 
-class ChoiceInline(admin.StackedInline):
+class ChoiceInline(MathPreviewMixin, admin.StackedInline):
     model = Choice
     formset = ChoiceFormSet
     fields = [("order", "is_correct"), "text", "explanation"]
@@ -221,7 +246,7 @@ class ChoiceInline(admin.StackedInline):
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(MathPreviewMixin, admin.ModelAdmin):
     list_display = ["__str__", "chapter", "order"]
     list_filter = ["chapter__course", "chapter"]
     list_select_related = ["chapter"]
@@ -232,7 +257,7 @@ class QuestionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Symbol)
-class SymbolAdmin(admin.ModelAdmin):
+class SymbolAdmin(MathPreviewMixin, admin.ModelAdmin):
     list_display = ["glyph", "name", "slug", "latex", "kind"]
     list_display_links = ["glyph", "name"]
     list_filter = ["kind"]

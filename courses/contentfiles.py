@@ -31,6 +31,7 @@ from django.db import models, transaction
 
 from notebook import contentfiles as notebook_content
 from platform.frontmatter import FENCE, ContentError, KeyLines, read_markdown, read_toml
+from platform.rendering import latex_problem, markdown_math_problem, part_occurs
 
 from .models import (
     FILENAME_VALIDATOR,
@@ -205,7 +206,21 @@ class _File:
                     f"is {len(value)} characters long; at most {limit} fit", (*keys, key)
                 )
             result[key] = value
+        self.typesettable(result, model, keys)
         return result
+
+    def typesettable(self, row: dict, model: type[models.Model] | None, keys: tuple) -> None:
+        """The model's maths fields in ``row`` can be typeset (as its ``clean()`` demands)."""
+        for name in getattr(model, "LATEX_FIELDS", ()):
+            value = row.get(name)
+            problem = latex_problem(value) if isinstance(value, str) and value.strip() else None
+            if problem:
+                raise self.error(f"this LaTeX cannot be typeset: {problem}", (*keys, name))
+        for name in getattr(model, "MARKDOWN_FIELDS", ()):
+            value = row.get(name)
+            problem = markdown_math_problem(value) if isinstance(value, str) else None
+            if problem:
+                raise self.error(f"a formula cannot be typeset: {problem}", (*keys, name))
 
     def strings(self, values: list, keys: tuple) -> list[str]:
         for i, value in enumerate(values):
@@ -315,6 +330,9 @@ def _parse_chapter(path: Path, directory: Path, slug: str, order: int) -> Chapte
     lines = KeyLines(path.read_text(encoding="utf-8").split("\n+++", 1)[0], first_line=1)
     file = _File(path, lines)
     chapter = file.table(meta, _CHAPTER_KEYS, model=Chapter)
+    problem = markdown_math_problem(body)
+    if problem:
+        raise ContentError(path, f"a formula in the text cannot be typeset: {problem}")
     for key in ("prerequisites", "symbols", "related_chapters", "related_notes"):
         file.strings(chapter[key], (key,))
     fields = {
@@ -352,6 +370,11 @@ def _parse_equations(file: _File, rows: list) -> list[tuple[dict, list[dict], di
         for j, raw_part in enumerate(file.tables(equation.pop("parts"), (*keys, "parts"))):
             part = file.table(raw_part, _PART_KEYS, (*keys, "parts", j), EquationPart)
             file.choice(part["role"], _ROLES, (*keys, "parts", j, "role"))
+            if not part_occurs(part["latex"], equation["latex"]):
+                raise file.error(
+                    f"the part '{part['latex']}' does not occur in its equation",
+                    (*keys, "parts", j, "latex"),
+                )
             parts.append(part)
         answers = file.table(equation.pop("answers"), _ANSWER_KEYS, (*keys, "answers"))
         answers = {key: text for key, text in answers.items() if text.strip()}

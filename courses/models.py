@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from notebook.models import Note
 from platform.models import Publishable, PublishableQuerySet
-from platform.rendering import latex_to_text
+from platform.rendering import check_math_fields, latex_to_text, part_occurs
 
 if TYPE_CHECKING:
     from courses.learners import Learner
@@ -40,7 +40,7 @@ MINUTES_PER_EQUATION = 1.0
 CODE_LINES_PER_MINUTE = 8
 MINUTES_PER_QUESTION = 0.5
 
-RESERVED_COURSE_SLUGS = {"dashboard"}
+RESERVED_COURSE_SLUGS = {"dashboard", "gallery"}
 FILENAME_VALIDATOR = RegexValidator(
     r"^[\w.-]+\Z", "Use letters, digits, dots, dashes and underscores only."
 )
@@ -132,9 +132,15 @@ class Symbol(models.Model):
     def is_input(self) -> bool:
         return self.kind == self.Kind.QUANTITY
 
+    LATEX_FIELDS = ("latex",)
+    MARKDOWN_FIELDS = ("explanation",)
+
     def clean(self) -> None:
+        errors = check_math_fields(self, latex=self.LATEX_FIELDS, markdown=self.MARKDOWN_FIELDS)
         if not isinstance(self.tokens, list) or not all(isinstance(t, str) for t in self.tokens):
-            raise ValidationError({"tokens": 'Give a list of strings, e.g. ["\\\\sqrt", "√"].'})
+            errors["tokens"] = 'Give a list of strings, e.g. ["\\\\sqrt", "√"].'
+        if errors:
+            raise ValidationError(errors)
 
 
 class ChapterQuerySet(PublishableQuerySet):
@@ -213,6 +219,9 @@ class Chapter(Publishable):
             models.UniqueConstraint(fields=["course", "slug"], name="chapter_slug_unique_in_course")
         ]
 
+    LATEX_FIELDS: tuple[str, ...] = ()
+    MARKDOWN_FIELDS = ("summary", "idea", "try_it_intro")
+
     def __str__(self) -> str:
         return self.title
 
@@ -220,6 +229,12 @@ class Chapter(Publishable):
         return reverse(
             "courses:chapter", kwargs={"course_slug": self.course.slug, "chapter_slug": self.slug}
         )
+
+    def clean(self) -> None:
+        super().clean()
+        errors = check_math_fields(self, markdown=self.MARKDOWN_FIELDS)
+        if errors:
+            raise ValidationError(errors)
 
     @property
     def is_visible(self) -> bool:
@@ -329,6 +344,9 @@ class Equation(models.Model):
     class Meta:
         ordering = ["order", "id"]
 
+    LATEX_FIELDS = ("latex",)
+    MARKDOWN_FIELDS = ("shape_note", "explanation")
+
     def __str__(self) -> str:
         return self.title
 
@@ -340,6 +358,11 @@ class Equation(models.Model):
 
     def get_absolute_url(self) -> str:
         return self.chapter.get_absolute_url() + f"#eq-{self.pk}"
+
+    def clean(self) -> None:
+        errors = check_math_fields(self, latex=self.LATEX_FIELDS, markdown=self.MARKDOWN_FIELDS)
+        if errors:
+            raise ValidationError(errors)
 
 
 class EquationPart(models.Model):
@@ -359,8 +382,30 @@ class EquationPart(models.Model):
     class Meta:
         ordering = ["order", "id"]
 
+    LATEX_FIELDS = ("latex",)
+    MARKDOWN_FIELDS = ("reason",)
+
     def __str__(self) -> str:
         return f"{self.latex} ({self.role})"
+
+    def clean(self) -> None:
+        errors = check_math_fields(self, latex=self.LATEX_FIELDS, markdown=self.MARKDOWN_FIELDS)
+        try:
+            equation: Equation | None = self.equation
+        except Equation.DoesNotExist:
+            equation = None
+        if (
+            "latex" not in errors
+            and self.latex.strip()
+            and equation is not None
+            and not part_occurs(self.latex, equation.latex)
+        ):
+            errors["latex"] = (
+                f"“{self.latex}” does not occur in its equation ({equation.latex}): a "
+                "labelled part must be a piece of the equation as it is written."
+            )
+        if errors:
+            raise ValidationError(errors)
 
 
 # The seven questions of the tutor (courses.widgets.walkthrough), in the order it asks them.
@@ -472,8 +517,16 @@ class Question(models.Model):
     class Meta:
         ordering = ["order", "id"]
 
+    LATEX_FIELDS: tuple[str, ...] = ()
+    MARKDOWN_FIELDS = ("prompt", "explanation")
+
     def __str__(self) -> str:
         return self.prompt[:80]
+
+    def clean(self) -> None:
+        errors = check_math_fields(self, markdown=self.MARKDOWN_FIELDS)
+        if errors:
+            raise ValidationError(errors)
 
 
 class Choice(models.Model):
@@ -486,8 +539,16 @@ class Choice(models.Model):
     class Meta:
         ordering = ["order", "id"]
 
+    LATEX_FIELDS: tuple[str, ...] = ()
+    MARKDOWN_FIELDS = ("text", "explanation")
+
     def __str__(self) -> str:
         return self.text
+
+    def clean(self) -> None:
+        errors = check_math_fields(self, markdown=self.MARKDOWN_FIELDS)
+        if errors:
+            raise ValidationError(errors)
 
 
 # --- learner records ------------------------------------------------------------------------

@@ -28,6 +28,8 @@ from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.template.loader import get_template
 
+from platform.rendering import RENDERER_VERSION
+
 from .learners import Learner
 from .models import Chapter, ChapterProgress, LabelAttempt, QuizAttempt
 
@@ -93,8 +95,9 @@ class ChapterVersion(NamedTuple):
 
 @cache_function
 def templates_fingerprint() -> str:
-    """Changes when a template of the page changes, so a deploy never serves old markup."""
-    sources = "".join(
+    """Changes when a template of the page or the renderer's output changes, so a deploy never
+    serves old markup."""
+    sources = RENDERER_VERSION + "".join(
         get_template(name).template.source  # type: ignore[attr-defined]  # the engine's Template
         for name in PAGE_TEMPLATES
     )

@@ -7,6 +7,7 @@ app_name = "courses"
 urlpatterns = [
     path("", views.course_list, name="index"),
     path("dashboard/", views.dashboard, name="dashboard"),
+    path("gallery/", views.typesetting_gallery, name="gallery"),
     path("<slug:course_slug>/", views.course_detail, name="course"),
     path("<slug:course_slug>/<slug:chapter_slug>/", views.chapter_detail, name="chapter"),
     path("<slug:course_slug>/<slug:chapter_slug>/check/", views.check_answers, name="check"),

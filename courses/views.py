@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import Count, Prefetch
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 from platform.http import HtmxHttpRequest
 from platform.rendering import render_markdown
 
-from . import explorable, page_cache, services
+from . import explorable, formulas, page_cache, services
 from .forms import CheckForm, FinishForm, LabelForm
 from .learners import Learner, current_learner
 from .models import (
@@ -489,3 +489,13 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "now": now,
         },
     )
+
+
+@require_GET
+def typesetting_gallery(request: HttpRequest) -> HttpResponse:
+    """Staff only (404 for anyone else): every formula in the content, typeset, beside its
+    source, for a reviewer to look over after a change to the renderer."""
+    if not (request.user.is_authenticated and request.user.is_staff):
+        raise Http404("No such page.")
+    entries = formulas.gallery()
+    return render(request, "courses/gallery.html", {"entries": entries})

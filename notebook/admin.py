@@ -10,6 +10,8 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
+from platform.admin_preview import MathPreviewMixin
+
 from . import tasks
 from .models import Correction, Note, SnippetCheck, SnippetRun, Topic
 
@@ -46,7 +48,7 @@ class SnippetCheckInline(admin.StackedInline):
         )
 
 
-class CorrectionInline(admin.StackedInline):
+class CorrectionInline(MathPreviewMixin, admin.StackedInline):
     """Add a correction in the same step as the fix: fill the empty form below the note."""
 
     model = Correction
@@ -88,7 +90,7 @@ class CorrectedFilter(admin.SimpleListFilter):
 
 
 @admin.register(Note)
-class NoteAdmin(SimpleHistoryAdmin):
+class NoteAdmin(MathPreviewMixin, SimpleHistoryAdmin):
     list_display = ["title", "date", "kind", "published", "verified", "corrected", "view"]
     list_filter = ["kind", "topics", VerifiedFilter, CorrectedFilter, "published", "date"]
     search_fields = ["title", "summary", "body", "slug"]
@@ -170,7 +172,7 @@ class NoteAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(Correction)
-class CorrectionAdmin(admin.ModelAdmin):
+class CorrectionAdmin(MathPreviewMixin, admin.ModelAdmin):
     list_display = ["note", "date", "what_was_wrong"]
     list_filter = ["date"]
     search_fields = ["note__title", "what_was_wrong", "what_changed"]

@@ -2,7 +2,7 @@
 
 Every entry has a stable id (a tag: URI built from the note's primary key, so renaming a slug
 does not make readers see a new entry), a publication date and an ``updated`` date in UTC, and
-its topics as categories.
+its topics as categories. Descriptions are rendered by ``notebook/_feed_entry.html``.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed, SyndicationFeed
-
-from platform.rendering import render_markdown
 
 from .models import Note, Topic
 
@@ -41,14 +40,16 @@ class NotesRssFeed(Feed):
         return reverse("notebook:feed_rss")
 
     def items(self):
-        return Note.objects.published().prefetch_related("topics")[:FEED_SIZE]
+        return Note.objects.published().with_marks()[:FEED_SIZE]
 
     def item_title(self, item: Note) -> str:
         return item.title
 
     def item_description(self, item: Note) -> str:
-        why = f"<p><strong>Why it matters:</strong> {render_markdown(item.summary)}</p>"
-        return why + render_markdown(item.body)
+        """Valid HTML: the why line (inline, not a <p> in a <p>), the Verified and Corrected
+        marks, the body (its formulas carry their LaTeX as alttext and annotation, for readers
+        that cannot show MathML), and the dated corrections."""
+        return render_to_string("notebook/_feed_entry.html", {"note": item})
 
     def item_link(self, item: Note) -> str:
         return item.get_absolute_url()
@@ -98,7 +99,7 @@ class TopicRssFeed(NotesRssFeed):
         return [obj.name]
 
     def items(self, obj: Topic):  # type: ignore[override]
-        return Note.objects.published().in_topic(obj).prefetch_related("topics")[:FEED_SIZE]
+        return Note.objects.published().in_topic(obj).with_marks()[:FEED_SIZE]
 
 
 class TopicAtomFeed(TopicRssFeed):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Prefetch, Q
 from django.urls import reverse
@@ -17,6 +18,7 @@ from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from platform.models import Publishable, PublishableQuerySet
+from platform.rendering import check_math_fields
 
 
 class Topic(models.Model):
@@ -123,11 +125,20 @@ class Note(Publishable):
     class Meta:
         ordering = ["-date", "-id"]
 
+    LATEX_FIELDS: tuple[str, ...] = ()
+    MARKDOWN_FIELDS = ("summary", "body")
+
     def __str__(self) -> str:
         return self.title
 
     def get_absolute_url(self) -> str:
         return reverse("notebook:note", kwargs={"slug": self.slug})
+
+    def clean(self) -> None:
+        super().clean()
+        errors = check_math_fields(self, markdown=self.MARKDOWN_FIELDS)
+        if errors:
+            raise ValidationError(errors)
 
     @property
     def is_verified(self) -> bool:
@@ -155,8 +166,16 @@ class Correction(models.Model):
     class Meta:
         ordering = ["date", "id"]
 
+    LATEX_FIELDS: tuple[str, ...] = ()
+    MARKDOWN_FIELDS = ("what_was_wrong", "what_changed")
+
     def __str__(self) -> str:
         return f"Correction of {self.date:%Y-%m-%d} to “{self.note}”"
+
+    def clean(self) -> None:
+        errors = check_math_fields(self, markdown=self.MARKDOWN_FIELDS)
+        if errors:
+            raise ValidationError(errors)
 
 
 class SnippetCheck(models.Model):

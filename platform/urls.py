@@ -17,6 +17,7 @@ urlpatterns = [
     path("account/delete/", views.delete_account, name="account_delete"),
     path("accounts/login/", accounts.login, name="account_login"),
     path("accounts/", include("allauth.urls")),
+    path("admin/preview/", views.preview, name="preview"),
     path("admin/", admin.site.urls),
     path("courses/", include("courses.urls")),
     path("widgets/", include("courses.widgets.urls")),

@@ -6,12 +6,14 @@ from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
+from . import rendering
 from . import search as site_search
 from .accounts import has_too_many_attempts
 from .forms import DeleteAccountForm
@@ -138,3 +140,32 @@ def search(request: HttpRequest) -> HttpResponse:
             has_next=bool(kind and groups) and page * per < groups[0].count,
         )
     return render(request, "platform/search.html", context, status=status)
+
+
+PREVIEW_KINDS = {"markdown", "latex"}
+PREVIEW_MAX_LENGTH = 50_000
+
+
+@require_GET
+def preview(request: HttpRequest) -> HttpResponse:
+    """Staff only: the rendered fragment of one Markdown or LaTeX field as it is being typed
+    (``?kind=markdown|latex`` and the field's own ``name=value``, whatever its name), with the
+    problem a save would refuse. Anyone else gets 403; bad input a 400 with a message."""
+    if not (request.user.is_authenticated and request.user.is_staff):
+        raise PermissionDenied("Only editors can preview.")
+    kind = request.GET.get("kind", "")
+    values = [request.GET[key] for key in request.GET if key != "kind"]
+    if kind not in PREVIEW_KINDS or len(values) != 1:
+        return HttpResponseBadRequest("Give kind=markdown or kind=latex and one field value.")
+    source = values[0]
+    if len(source) > PREVIEW_MAX_LENGTH:
+        return HttpResponseBadRequest(
+            f"Too long to preview (over {PREVIEW_MAX_LENGTH} characters)."
+        )
+    if kind == "latex":
+        problem = rendering.latex_problem(source) if source.strip() else None
+        rendered = "" if problem else rendering.render_math(source, display=True)
+    else:
+        problem = rendering.markdown_math_problem(source)
+        rendered = rendering.render_markdown(source)
+    return render(request, "platform/_preview.html", {"problem": problem, "rendered": rendered})

@@ -21,9 +21,29 @@ MAX_LATEX_LENGTH = 2000
 # Unicode that stands for LaTeX structure: sub/superscripts become "_x" / "^x", Greek letters
 # their commands (capital Σ is left alone: pasted as a glyph it is nearly always a sum).
 _SUBSCRIPTS = dict(
-    zip("₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ₊₋", "0123456789aehijklmnoprstuvx+-", strict=True)
+    zip(
+        "₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ₊₋₌₍₎ᵦᵧᵨᵩᵪ",
+        "0123456789aehijklmnoprstuvx+-=()βγρφχ",
+        strict=True,
+    )
 )
-_SUPERSCRIPTS = dict(zip("⁰¹²³⁴⁵⁶⁷⁸⁹ⁱⁿ⁺⁻", "0123456789in+-", strict=True))
+_SUPERSCRIPTS = dict(
+    zip(
+        "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂᵅᵝᵞᵟᵋᶿᶥᵠᵡ",
+        "0123456789+-=()abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVWαβγδεθιφχ",
+        strict=True,
+    )
+)
+# Combining accents typed after a letter (m̂, v̂, x̄) stand for the LaTeX accent command.
+_ACCENTS = {
+    "\u0302": r"\hat", "\u0304": r"\bar", "\u0305": r"\bar", "\u0303": r"\tilde",
+    "\u0307": r"\dot", "\u20d7": r"\vec",
+}  # fmt: skip
+_COMBINING = "\u0300-\u036f\u20d0-\u20ff"
+# Two-letter English words that are never a product of two symbols in a pasted line.
+_SHORT_WORDS = frozenset(
+    {"is", "of", "to", "in", "by", "at", "on", "as", "an", "be", "if", "or", "so", "we", "it"}
+)
 _GREEK = {
     "α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε": r"\epsilon",
     "ϵ": r"\epsilon", "ζ": r"\zeta", "η": r"\eta", "θ": r"\theta", "ι": r"\iota",
@@ -110,7 +130,8 @@ _TOKEN = re.compile(
     r"\\(?P<named>text|operatorname\*?|mathrm|textit|mathit|textbf)\s*\{(?P<word>[^{}]*)\}"
     r"|(?P<cmd>\\[A-Za-z]+)"
     r"|(?P<esc>\\[^A-Za-z])"
-    r"|(?P<letters>[A-Za-z]+)"
+    rf"|(?P<accented>[A-Za-z\u0370-\u03ff])(?P<accents>[{_COMBINING}]+)"
+    rf"|(?P<letters>[A-Za-z]+(?![{_COMBINING}]))"
     r"|(?P<number>\d+(?:\.\d+)?)"
     r"|(?P<space>\s+)"
     r"|(?P<char>.)",
@@ -144,12 +165,39 @@ def _split_letters(run: str, words: frozenset[str]) -> list[tuple[str, int]]:
     return out
 
 
+def _is_prose(run: str, words: frozenset[str]) -> bool:
+    """A run of letters that reads as an English word, not as symbols written side by side:
+    ``where``, ``the``, ``Dimension``, ``is`` (``QK``, ``Ax`` and glossary words are not)."""
+    if run in words:
+        return False
+    if run.lower() in _SHORT_WORDS:
+        return True
+    return len(run) >= 3 and run[1:].islower() and run[1:].isalpha()
+
+
+def _letter(ch: str, start: int, end: int) -> Tok:
+    return Tok(_GREEK[ch], "cmd", start, end) if ch in _GREEK else Tok(ch, "letter", start, end)
+
+
 def tokenize(latex: str, words: frozenset[str] = frozenset()) -> list[Tok]:
-    """Tokens of a LaTeX or Unicode formula, with layout (braces, spacing) dropped."""
+    """Tokens of a LaTeX or Unicode formula, with layout (braces, spacing) dropped.
+
+    Unicode is read as its LaTeX: ``m̂`` as ``\\hat{m}``, ``⁻¹`` as ``^{-1}`` (a run of
+    superscript characters is one script), ``ₜ₋₁`` as ``_{t-1}``. English words around or inside
+    a formula are not letters: in a script they are a text label, elsewhere they are skipped.
+    """
     toks: list[Tok] = []
+    script: tuple[str, int] | None = None  # the script run being continued: ("^", end)
     for m in _TOKEN.finditer(latex):
         start, end = m.span()
-        if m.group("named"):
+        if script is not None and script[1] != start:
+            script = None
+        if m.group("accented"):
+            for accent in m.group("accents"):
+                if accent in _ACCENTS:
+                    toks.append(Tok(_ACCENTS[accent], "cmd", start, end))
+            toks.append(_letter(m.group("accented"), start, end))
+        elif m.group("named"):
             word = m.group("word").strip()
             if word:
                 kind = "named" if m.group("named").startswith("operatorname") else "text"
@@ -159,6 +207,10 @@ def tokenize(latex: str, words: frozenset[str] = frozenset()) -> list[Tok]:
             key = _ALIASES.get(key, key)
             if key not in _IGNORED:
                 toks.append(Tok(key, "cmd", start, end))
+        elif m.group("letters") and _is_prose(m.group("letters"), words):
+            before = latex[:start].rstrip()
+            if before.endswith(("_", "^", "{")):
+                toks.append(Tok(m.group("letters"), "text", start, end))
         elif m.group("letters"):
             for piece, offset in _split_letters(m.group("letters"), words):
                 kind = "word" if len(piece) > 1 else "letter"
@@ -167,12 +219,18 @@ def tokenize(latex: str, words: frozenset[str] = frozenset()) -> list[Tok]:
             toks.append(Tok(m.group("number"), "number", start, end))
         elif m.group("char"):
             ch = m.group("char")
-            if ch in _SUBSCRIPTS:
-                toks += [Tok("_", "char", start, end), Tok(_SUBSCRIPTS[ch], "letter", start, end)]
-            elif ch in _SUPERSCRIPTS and ch != "⁻":
-                toks += [Tok("^", "char", start, end), Tok(_SUPERSCRIPTS[ch], "letter", start, end)]
-            elif ch == "⁻":
-                toks += [Tok("^", "char", start, end), Tok("-", "char", start, end)]
+            if ch in _SUBSCRIPTS or ch in _SUPERSCRIPTS:
+                mark, value = (
+                    ("_", _SUBSCRIPTS[ch]) if ch in _SUBSCRIPTS else ("^", _SUPERSCRIPTS[ch])
+                )
+                if script is None or script[0] != mark:
+                    toks.append(Tok(mark, "char", start, end))
+                if value in "+-=()":
+                    key = _ALIASES.get(value, value)
+                    toks.append(Tok(key, "char", start, end))
+                else:
+                    toks.append(_letter(value, start, end))
+                script = (mark, end)
             elif ch in _GREEK:
                 toks.append(Tok(_GREEK[ch], "cmd", start, end))
             else:

@@ -25,6 +25,16 @@ def markdown_filter(source: str) -> SafeString:
     return keyboard_scrollable(rendering.render_markdown(source or ""), "Code")
 
 
+@register.filter(name="markdown_inline")
+def markdown_inline_filter(source: str) -> SafeString:
+    return rendering.render_markdown_inline(source or "")
+
+
+@register.filter(name="first_block")
+def first_block_filter(source: str) -> SafeString:
+    return rendering.render_first_block(source or "")
+
+
 @register.filter(name="math")
 def math_filter(latex: str) -> SafeString:
     return rendering.render_math(latex or "")

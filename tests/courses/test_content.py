@@ -177,7 +177,7 @@ def test_load_removing_a_chapter_from_course_toml_removes_it(content, demo_cours
 
 def test_load_a_glossary_file_alone(content):
     assert contentfiles.load(paths=[content / "glossary.toml"]).summaries == [
-        "glossary: 96 symbols"
+        "glossary: 98 symbols"
     ]
     softmax = Symbol.objects.get(slug="softmax")
     assert (softmax.latex, softmax.kind) == (r"\operatorname{softmax}", "operation")
@@ -363,7 +363,7 @@ def test_error_loads_nothing_at_all(content):
 def test_load_content_command_loads_a_folder_and_reports(content, capsys):
     call_command("load_content", "--no-check", content)
     assert capsys.readouterr().out == (
-        "glossary: 96 symbols\n"
+        "glossary: 98 symbols\n"
         "course reading-ml-papers: 11 chapters, 33 equations, 44 questions, 11 listings\n"
     )
     assert CodeListing.objects.filter(checked_at__isnull=True).count() == 11

@@ -97,7 +97,7 @@ def test_demo_capstone_has_the_seed_content(demo_course):
 
 
 def test_demo_symbols_come_from_the_glossary(demo_course):
-    assert len(GLOSSARY) == Symbol.objects.count() == 96
+    assert len(GLOSSARY) == Symbol.objects.count() == 98
     for entry in GLOSSARY:
         symbol = Symbol.objects.get(slug=entry["slug"])
         assert (symbol.glyph, symbol.tokens) == (entry["glyph"], entry["tokens"])
