@@ -18,6 +18,7 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("courses/", include("courses.urls")),
+    path("review/", include("courses.review_urls")),
     path("widgets/", include("courses.widgets.urls")),
     path("notebook/", include("notebook.urls")),
     path("newsletter/", include("newsletter.urls")),

@@ -13,6 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .accounts import has_too_many_attempts
+from .http import AuthenticatedHttpRequest
 from .forms import DeleteAccountForm
 
 log = logging.getLogger(__name__)
@@ -63,9 +64,14 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 @login_required
 @require_GET
-def account(request: HttpRequest) -> HttpResponse:
+def account(request: AuthenticatedHttpRequest) -> HttpResponse:
+    from courses.models import ReviewReminder
+
+    reminder_on = ReviewReminder.objects.filter(user=request.user, enabled=True).exists()
     return render(
-        request, "platform/account.html", {"delete_form": DeleteAccountForm(user=request.user)}
+        request,
+        "platform/account.html",
+        {"delete_form": DeleteAccountForm(user=request.user), "review_reminder_on": reminder_on},
     )
 
 
