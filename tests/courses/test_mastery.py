@@ -86,7 +86,7 @@ def test_admin_keeps_the_editors_order_of_choices(editor_client):
     html = editor_client.get(
         reverse("admin:courses_question_change", args=[question.pk])
     ).content.decode()
-    texts = re.findall(r">choice (\d)</textarea>", html)
+    texts = re.findall(r'name="choices-\d+-text" value="choice (\d)"', html)
     assert texts == ["0", "1", "2", "3", "4", "5"]
 
 
