@@ -13,8 +13,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .accounts import has_too_many_attempts
-from .http import AuthenticatedHttpRequest
 from .forms import DeleteAccountForm
+from .http import AuthenticatedHttpRequest
 
 log = logging.getLogger(__name__)
 
