@@ -461,3 +461,67 @@ def test_review_page_links_from_the_dashboard(learner_client, learner, chapter):
     ReviewCardFactory(user=learner, question=q1)
     html = learner_client.get(reverse("courses:dashboard")).content.decode()
     assert re.search(r'<a class="button" href="/review/">Review 1 card</a>', html)
+
+
+# --- in a real browser -----------------------------------------------------------------------
+
+
+def _travel(days: int) -> None:
+    """Move the clock forward ``days`` for every learner: their whole history moves back."""
+    shift = timedelta(days=days)
+    for card in ReviewCard.objects.all():
+        state = fsrs.Card.from_dict(card.fsrs_card)
+        state.due -= shift
+        if state.last_review is not None:
+            state.last_review -= shift
+        card.fsrs_card, card.due = state.to_dict(), state.due
+        if card.last_reviewed_at is not None:
+            card.last_reviewed_at -= shift
+        card.save()
+    for attempt in QuizAttempt.objects.all():
+        attempt.created_at -= shift
+        attempt.save(update_fields=["created_at"])
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_wrong_retry_pass_then_review_when_due_in_browser(page):
+    chapter = ChapterFactory(title="Attention")
+    question = QuestionFactory(chapter=chapter)
+    good, bad = right(question), wrong(question)
+
+    page.goto(chapter.get_absolute_url())
+    assert "Answer the question correctly" in page.locator(".check-status").inner_text()
+    page.locator(f"#choice-{bad.pk}").check()
+    page.get_by_role("button", name="Check Q1").click()
+    verdict = page.locator(f"#q-{question.pk} .verdict")
+    verdict.wait_for()
+    assert verdict.inner_text().startswith("✗ Not quite. 4 is wrong.")
+    assert page.get_by_role("button", name="Show me").is_visible()
+    page.locator(f"#choice-{good.pk}").check()
+    page.get_by_role("button", name="Try Q1 again").click()
+    page.locator(".done-count", has_text="1 / 1 done").wait_for()
+    assert page.locator("#check .badge-ok", has_text="Check passed").count() == 1
+    card = ReviewCard.objects.get()
+    assert card.last_rating == 2  # right after a retry: Hard
+
+    page.goto(REVIEW)
+    assert "Nothing is due right now." in page.locator("#review").inner_text()
+
+    _travel(days=2)  # a Hard new card comes back within the day; two days on, it is due
+    before = fsrs.Card.from_dict(ReviewCard.objects.get().fsrs_card)
+    page.goto("/courses/dashboard/")
+    assert "1 due now" in page.locator(".review-counts").inner_text().replace("\n", " ")
+    page.get_by_role("link", name="Review 1 card").click()
+    assert page.locator("#review-progress-label").inner_text() == "Card 1 of 1"
+    page.locator(f"#choice-{good.pk}").check()
+    page.get_by_role("button", name="Check", exact=True).click()
+    page.locator("#review .verdict.feedback-ok").wait_for()
+    page.get_by_role("link", name="Next card").click()
+    page.locator("#review", has_text="Done: 1 card reviewed.").wait_for()
+    card.refresh_from_db()
+    want, _ = fsrs.Scheduler(enable_fuzzing=False).review_card(
+        before, fsrs.Rating.Good, card.last_reviewed_at
+    )
+    assert (card.last_rating, card.due) == (3, want.due)
+    page.watch.assert_clean()
