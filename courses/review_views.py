@@ -22,7 +22,7 @@ from platform.http import AuthenticatedHttpRequest, HtmxHttpRequest
 from . import review, services, tokens
 from .forms import LabelForm, ReminderForm, ReviewAnswerForm
 from .learners import Learner, current_learner, seed_of
-from .models import EquationPart, ReviewCard, ReviewReminder
+from .models import EquationPart, QuizAttempt, ReviewCard, ReviewReminder
 
 TEMPLATE = "courses/review.html"
 # The review session counts the cards reviewed since it began, for its "n of m" bar; a visit
@@ -67,15 +67,25 @@ def _started(request: HttpRequest, learner: Learner | None, now: datetime) -> da
     return started
 
 
-def _decorate(card: ReviewCard, seed: str) -> ReviewCard:
-    """Attributes the templates read: shuffled choices, the answer, the label rows."""
+def _decorate(card: ReviewCard, learner: Learner | None) -> ReviewCard:
+    """Attributes the templates read: shuffled choices, the answer (and, in an open round,
+    the wrong choice picked), the label rows."""
     if card.question is not None:
         question = card.question
         choices = list(question.choices.all())
-        question.shuffled = review.shuffled(choices, seed=seed, key=question.pk)  # type: ignore[attr-defined]
+        question.shuffled = review.shuffled(choices, seed=seed_of(learner), key=question.pk)  # type: ignore[attr-defined]
         question.answer = next((c for c in choices if c.is_correct), None)  # type: ignore[attr-defined]
         question.state = "retry" if card.tries else "new"  # type: ignore[attr-defined]
-        question.picked = None  # type: ignore[attr-defined]
+        picked_id = None
+        if card.tries:
+            picked_id = (
+                QuizAttempt.objects.for_learner(learner)
+                .filter(question=question)
+                .order_by("-created_at", "-id")
+                .values_list("choice_id", flat=True)
+                .first()
+            )
+        question.picked = next((c for c in choices if c.pk == picked_id), None)  # type: ignore[attr-defined]
         question.due = None  # type: ignore[attr-defined]
     else:
         assert card.equation is not None
@@ -104,7 +114,7 @@ def _context(request: HttpRequest, learner: Learner | None, now: datetime) -> di
         .count()
     )
     return {
-        "card": _decorate(card, seed_of(learner)) if card else None,
+        "card": _decorate(card, learner) if card else None,
         "position": reviewed + 1,
         "total": reviewed + counts["now"],
         "reviewed": reviewed,
@@ -154,7 +164,7 @@ def answer(request: HtmxHttpRequest, card_id: int) -> HttpResponse:
             status=409,
         )
     context = _context(request, learner, now)
-    context["card"] = card = _decorate(card, learner.seed)
+    context["card"] = card = _decorate(card, learner)
     context["answered"] = True
     if card.question is not None:
         question = card.question

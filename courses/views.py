@@ -423,7 +423,11 @@ def _recent_activity(learner: Learner | None) -> list[Activity]:
             Activity(
                 attempt.created_at,
                 "answer",
-                "Answered right" if attempt.correct else "Answered wrong",
+                "Answered right"
+                if attempt.correct
+                else "Asked to see the answer"
+                if attempt.revealed
+                else "Answered wrong",
                 attempt.question.chapter,
                 attempt.correct,
                 attempt.question,

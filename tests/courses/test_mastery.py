@@ -233,7 +233,7 @@ def test_dashboard_shows_each_chapters_state_score_and_last_answer(learner_clien
     row = re.search(r'<tr class="chapter-item mark-read">(.*?)</tr>', html, re.S)
     assert row is not None
     assert '<td class="chapter-state">read</td>' in row[1]
-    assert '<td class="chapter-score">1 / 2</td>' in row[1]
+    assert '<td class="chapter-score"><span class="cell-label">score </span>1 / 2</td>' in row[1]
     assert f"{attempt.created_at:%-d %b %Y}</time>" in row[1]
     assert "0 of 1 passed" in html
     assert '<strong class="review-count">0</strong> due now' in html  # Good: back in minutes

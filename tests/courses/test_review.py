@@ -327,6 +327,7 @@ def test_anonymous_cards_move_into_the_account_at_login(client, learner, passwor
     )
     page = client.get(REVIEW).content.decode()
     assert "Card 1 of 1" in page  # the open round of Q1 is due for its retry
+    assert "✗ Not quite.</strong> 4 is wrong." in page  # with the pick that opened it
 
     response = client.post(reverse("account_login"), {"login": learner.email, "password": password})
     assert response.status_code == 302
