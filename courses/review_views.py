@@ -199,6 +199,7 @@ def answer(request: HtmxHttpRequest, card_id: int) -> HttpResponse:
         context["label_revealed"] = outcome.revealed
         context["label_score"] = sum(1 for r in outcome.parts if r.correct)
         context["may_retry"] = not outcome.revealed
+    card.refresh_from_db(fields=["due"])  # the services saved their own (locked) copy
     context["next_due"] = card.due
     return _render(request, context)
 
