@@ -392,6 +392,28 @@ def test_reminder_task_sends_through_the_service(learner, chapter):
     assert tasks.send_review_reminders() == 0  # already mailed today
 
 
+@pytest.mark.worker
+def test_beat_task_name_runs_on_a_real_worker(shared_worker, learner):
+    """The task beat is told to run (by name, as django-celery-beat does) exists on a worker."""
+    from django_celery_beat.models import PeriodicTask
+
+    from courses.schedule import ensure_periodic_tasks
+    from platform.celery import app
+    from tests.support.waiting import wait_until
+
+    ensure_periodic_tasks()  # a transactional test before this one may have flushed it
+    chapter = ChapterFactory()
+    ReviewReminder.objects.create(user=learner, enabled=True)
+    ReviewCardFactory(user=learner, question=QuestionFactory(chapter=chapter))
+    task = PeriodicTask.objects.get(task="courses.tasks.send_review_reminders")
+    app.send_task(task.task)
+
+    def sent() -> bool:
+        return ReviewReminder.objects.get(user=learner).last_sent_at is not None
+
+    wait_until(sent, timeout=60, interval=0.3, message=shared_worker.log)
+
+
 def test_one_click_turn_off_without_cookies(learner):
     ReviewReminder.objects.create(user=learner, enabled=True)
     url = reverse("review:reminders_off", args=[reminder_token(learner)])
