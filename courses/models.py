@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from notebook.models import Note
 from platform.models import Publishable, PublishableQuerySet
+from platform.rendering import latex_to_text
 
 if TYPE_CHECKING:
     from courses.learners import Learner
@@ -271,6 +272,37 @@ class ChapterSymbol(models.Model):
         return f"{self.symbol} in {self.chapter}"
 
 
+# LaTeX commands that only lay a formula out; every other command's name is kept as a word.
+_LAYOUT_COMMANDS = {
+    "left", "right", "big", "Big", "bigg", "Bigg", "frac", "operatorname", "mathrm", "mathbf",
+    "boldsymbol", "mathit", "mathbb", "mathcal", "text", "quad", "qquad", "begin", "end",
+}  # fmt: skip
+
+
+_SCRIPT = re.compile(r"([_^])\{([^{}]*)\}")
+
+
+def _unwrap_script(match: re.Match) -> str:
+    """``_{k}`` → ``_k``, ``^{\\top}`` → ``^\\top``, ``_{j=1}`` → ``_(j=1)``."""
+    body = match[2].strip()
+    if re.fullmatch(r"\\[A-Za-z]+|\w", body):
+        return match[1] + body
+    return f"{match[1]}({body})"
+
+
+def readable_latex(latex: str) -> str:
+    """A formula as search can read it: its plain-text rendering (``softmax((QKᵀ)/(√(d_k)))``),
+    then on a second line the names of the commands in it (``sqrt``, ``epsilon``, ``top`` …),
+    which is how a learner types a symbol they cannot type."""
+    text = latex or ""
+    for _ in range(4):  # sub- and superscripts first, so \frac's arguments hold no braces
+        text = _SCRIPT.sub(_unwrap_script, text)
+    names = dict.fromkeys(
+        name for name in re.findall(r"\\([A-Za-z]+)", latex or "") if name not in _LAYOUT_COMMANDS
+    )
+    return "\n".join([latex_to_text(text), " ".join(names)]).strip()
+
+
 class Equation(models.Model):
     class Widget(models.TextChoices):
         NONE = "", "none"
@@ -289,12 +321,21 @@ class Equation(models.Model):
     )
     explanation = models.TextField(blank=True, help_text="Optional markdown under the equation.")
     widget = models.CharField(max_length=20, choices=Widget.choices, blank=True, default="")
+    readable_text = models.TextField(
+        blank=True, editable=False, help_text="The LaTeX as readable text, for site search."
+    )
 
     class Meta:
         ordering = ["order", "id"]
 
     def __str__(self) -> str:
         return self.title
+
+    def save(self, *args, **kwargs) -> None:
+        self.readable_text = readable_latex(self.latex)
+        if kwargs.get("update_fields") is not None and "latex" in kwargs["update_fields"]:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "readable_text"}
+        super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
         return self.chapter.get_absolute_url() + f"#eq-{self.pk}"

@@ -30,7 +30,7 @@ from django.template.loader import get_template
 from django.utils import timezone
 
 from .learners import ANONYMOUS_SEED, Learner
-from .models import Chapter, ChapterProgress, QuizAttempt, ReviewCard
+from .models import Chapter, ChapterProgress, LabelAttempt, QuizAttempt, ReviewCard
 
 ARTICLE_TEMPLATE = "courses/_chapter.html"
 CHAPTER_TEMPLATE = "courses/chapter.html"
@@ -68,6 +68,7 @@ class LearnerState:
     signed_in: bool
     done: frozenset[int]
     progress: ChapterProgress | None
+    labelled: frozenset[int] = frozenset()  # equations whose parts the learner has checked
     seed: str = ANONYMOUS_SEED
     questions: dict[int, QuestionState] = field(default_factory=dict)
 
@@ -110,12 +111,19 @@ class LearnerState:
             elif due is not None and due > now:
                 questions[question_id] = QuestionState("revealed", None, due)
         progress = ChapterProgress.objects.for_learner(learner).filter(chapter=chapter).first()
+        labelled = frozenset(
+            LabelAttempt.objects.for_learner(learner)
+            .filter(part__equation__chapter=chapter)
+            .values_list("part__equation_id", flat=True)
+            .distinct()
+        )
         return cls(
             request.user.is_authenticated,
             frozenset(right),
             progress,
-            learner.seed,
-            questions,
+            labelled=labelled,
+            seed=learner.seed,
+            questions=questions,
         )
 
     def key(self) -> str:
@@ -128,7 +136,10 @@ class LearnerState:
             (pk, q.status, q.choice_id, q.due.isoformat() if q.due else "")
             for pk, q in self.questions.items()
         )
-        raw = f"{self.signed_in}|{sorted(self.done)}|{passed}|{finished}|{self.seed}|{questions}"
+        raw = (
+            f"{self.signed_in}|{sorted(self.done)}|{passed}|{finished}|{sorted(self.labelled)}"
+            f"|{self.seed}|{questions}"
+        )
         return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 

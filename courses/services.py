@@ -305,13 +305,24 @@ def set_finished(*, learner: Learner, chapter: Chapter, finished: bool) -> Chapt
     return progress
 
 
-def record_visit(*, learner: Learner, chapter: Chapter) -> None:
+# "Continue where you left off" needs to know the last chapter, not every reload of it.
+VISIT_RESOLUTION = timedelta(minutes=5)
+
+
+def record_visit(
+    *, learner: Learner, chapter: Chapter, progress: ChapterProgress | None = None
+) -> None:
     """Remember that the learner opened the chapter ("continue where you left off").
 
     Side effects: updates ``last_visited_at`` and ``updated_at`` of the learner's
-    ChapterProgress, creating the row on a first visit.
+    ChapterProgress, creating the row on a first visit. Given the ``progress`` the caller has
+    already read, a visit within VISIT_RESOLUTION of the last one writes nothing: a reload must
+    not cost a database write.
     """
     now = timezone.now()
+    last = progress.last_visited_at if progress is not None else None
+    if last is not None and now - last < VISIT_RESOLUTION:
+        return
     updated = (
         ChapterProgress.objects.for_learner(learner)
         .filter(chapter=chapter)

@@ -180,6 +180,7 @@ def _chapter_context(
     for sibling in siblings:
         sibling.course = course
     previous_chapter, next_chapter = _neighbours(siblings, chapter)
+    label_equations = [e for e in equations if e.rows]  # type: ignore[attr-defined]
     return {
         "course": course,
         "chapter": chapter,
@@ -188,7 +189,8 @@ def _chapter_context(
         "prerequisites": [c for c in chapter.prerequisites.all() if c.is_visible],
         "chapter_symbols": list(chapter.chapter_symbols.all()),
         "equations": equations,
-        "label_equations": [e for e in equations if e.rows],  # type: ignore[attr-defined]
+        "label_equations": label_equations,
+        "labelled_count": sum(1 for e in label_equations if e.pk in state.labelled),
         "listings": list(chapter.listings.all()),
         "related_chapters": [c for c in chapter.related_chapters.all() if c.is_visible],
         "related_notes": chapter.published_related_notes,  # type: ignore[attr-defined]  # set by Chapter.objects.for_page()
@@ -228,6 +230,9 @@ def _render_chapter(
 ) -> HttpResponse:
     """The fragment for htmx, else the whole page (forms work with JavaScript off)."""
     if request.htmx:
+        # The fragment also carries the table of contents, swapped out of band, so its marks
+        # (labelled, answered, finished) follow what the learner just did.
+        context = {**context, "toc_oob": True}
         return render(request, f"{ARTICLE_TEMPLATE}#{partial}", context, status=status)
     body = render_to_string(ARTICLE_TEMPLATE, context, request)
     return _page(request, context["chapter"], body, status=status)
@@ -286,7 +291,7 @@ def chapter_detail(request: HttpRequest, course_slug: str, chapter_slug: str) ->
     learner = current_learner(request)
     state = LearnerState.read(request, learner, chapter)
     if learner is not None and chapter.is_visible:
-        services.record_visit(learner=learner, chapter=chapter)
+        services.record_visit(learner=learner, chapter=chapter, progress=state.progress)
     body = page_cache.with_csrf_token(_article(request, chapter, state), request)
     return _page(request, chapter, body)
 

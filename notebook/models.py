@@ -77,9 +77,12 @@ class NoteQuerySet(PublishableQuerySet):
                 + SearchVector("body", weight="C", config="english")
             )
             search_query = SearchQuery(query, search_type="websearch", config="english")
+            # Match with @@ (every word, websearch syntax); a positive ts_rank alone lets a note
+            # holding only some of the words through.
             return (
-                self.annotate(rank=SearchRank(vector, search_query))
-                .filter(rank__gt=0)
+                self.annotate(document=vector)
+                .filter(document=search_query)
+                .annotate(rank=SearchRank(vector, search_query))
                 .order_by("-rank", "-date", "-id")
             )
         words = query.split()[:8]

@@ -7,7 +7,11 @@
   the adapter; here the key names the account (``account:<pk>``) whatever spelling reached it
   (email or username, any case), so the site login, the admin login (:class:`AdminLoginForm`)
   and the delete-account password check all draw on the same five tries.
-* **Links in allauth's emails from SITE_URL**, never from the request's Host header.
+* **Links in allauth's emails from SITE_URL**, never from the request's Host header; the mails
+  greet the learner by the address they typed (the username is generated, never chosen), see
+  :func:`user_display` and ``templates/account/email/``.
+* **Sign-up errors where they belong** (:class:`SignupForm`): a mismatch of the two passwords
+  is shown on the second one even when the first was refused.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from allauth.account.adapter import DefaultAccountAdapter, get_adapter
+from allauth.account.forms import LoginForm as AllauthLoginForm
+from allauth.account.forms import SignupForm as AllauthSignupForm
 from allauth.account.models import EmailAddress
 from allauth.account.views import login as allauth_login
 from allauth.core.internal.ratelimit import get_ip
@@ -64,6 +70,30 @@ def site_url(url: str) -> str:
     return urlunsplit((base.scheme, base.netloc, parts.path, parts.query, parts.fragment))
 
 
+def user_display(user) -> str:
+    """How allauth names a user in pages and mails: the address they typed, not the username
+    allauth derived from it."""
+    return user.email or user.username
+
+
+class LoginForm(AllauthLoginForm):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if "remember" in self.fields:
+            self.fields["remember"].label = "Keep me logged in on this device"
+
+
+class SignupForm(AllauthSignupForm):
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        # allauth compares the two passwords only when the first passed the validators; a
+        # learner who typed two different weak passwords should hear about both problems.
+        first, second = self.data.get("password1"), self.data.get("password2")
+        if first and second and first != second and not self.has_error("password2"):
+            self.add_error("password2", "The two passwords differ; type the same one twice.")
+        return cleaned
+
+
 class AccountAdapter(DefaultAccountAdapter):
     def get_client_ip(self, request: HttpRequest) -> str:
         try:
@@ -88,6 +118,13 @@ class AccountAdapter(DefaultAccountAdapter):
             else value
             for name, value in context.items()
         }
+        # The greeting names the address the mail goes to; the host is SITE_URL's.
+        context.update(
+            email=email,
+            site_url=settings.SITE_URL,
+            site_host=urlsplit(settings.SITE_URL).netloc,
+            SITE_NAME=settings.SITE_NAME,
+        )
         super().send_mail(template_prefix, email, context)
 
 

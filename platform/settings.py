@@ -85,6 +85,10 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Below whitenoise (which answers static files itself, precompressed) and above everything
+    # that reads or writes the body. Django's GZip pads its output with random bytes, the BREACH
+    # mitigation, and pages carry the CSRF token; responses that are already encoded pass.
+    "django.middleware.gzip.GZipMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -229,7 +233,11 @@ ACCOUNT_EMAIL_VERIFICATION = "mandatory"
 ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_PREVENT_ENUMERATION = True
 ACCOUNT_CHANGE_EMAIL = True
-ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = False
+# Following the link in the browser that signed up logs the learner in and returns them to the
+# page they signed up from (``next``), instead of asking for the password again.
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
+ACCOUNT_USER_DISPLAY = "platform.accounts.user_display"
+ACCOUNT_FORMS = {"login": "platform.accounts.LoginForm", "signup": "platform.accounts.SignupForm"}
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[From Scratch] "
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if SITE_URL.startswith("https://") else "http"

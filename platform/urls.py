@@ -12,6 +12,7 @@ admin.site.login = accounts.too_many_attempts_is_429(admin.site.login)  # type: 
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("search/", views.search, name="search"),
     path("account/", views.account, name="account"),
     path("account/delete/", views.delete_account, name="account_delete"),
     # Before allauth's patterns: the POST fuzz visits pages in this order as a learner, and

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
+from . import search as site_search
 from .accounts import has_too_many_attempts
 from .forms import DeleteAccountForm
 from .http import AuthenticatedHttpRequest
@@ -95,3 +96,51 @@ def delete_account(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         status = 429 if has_too_many_attempts(form) else 400
     return render(request, "platform/account_delete.html", {"delete_form": form}, status=status)
+
+
+@require_GET
+def search(request: HttpRequest) -> HttpResponse:
+    """``/search/?q=…`` over published chapters, equations, glossary symbols and notes.
+
+    All kinds, a few hits each, with their counts; ``kind=`` shows one kind, ``page=`` pages
+    through it. A query beyond the length cap, an unknown kind or a bad page number is a 400
+    that says what to change.
+    """
+    context: dict = {"query": "", "kind": "", "groups": [], "error": "", "page": 1}
+    status = 200
+    try:
+        query = site_search.clean_query(request.GET.get("q", ""))
+        kind = request.GET.get("kind", "")
+        if kind and kind not in site_search.KINDS:
+            raise site_search.QueryError("Choose chapters, equations, symbols or notes.")
+        page_text = request.GET.get("page", "1")
+        if not page_text.isdigit() or not 1 <= int(page_text) <= 1000:
+            raise site_search.QueryError("The page is a number from 1 to 1000.")
+        page = int(page_text)
+    except site_search.QueryError as exc:
+        context["error"] = str(exc)
+        typed = " ".join(request.GET.get("q", "").replace("\x00", " ").split())
+        context["query"] = typed[: site_search.MAX_QUERY_LENGTH]
+        status = 400
+    else:
+        per = site_search.PER_PAGE if kind else site_search.PER_GROUP
+        groups = (
+            site_search.search(
+                query,
+                kinds=[kind] if kind else tuple(site_search.KINDS),
+                limit=per,
+                offset=(page - 1) * per if kind else 0,
+            )
+            if query
+            else []
+        )
+        context.update(
+            query=query,
+            kind=kind,
+            groups=groups,
+            page=page,
+            first=(page - 1) * per + 1,
+            total=sum(group.count for group in groups),
+            has_next=bool(kind and groups) and page * per < groups[0].count,
+        )
+    return render(request, "platform/search.html", context, status=status)

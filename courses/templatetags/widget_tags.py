@@ -36,6 +36,6 @@ def widget_embed(context, key: str) -> SafeString:
     while uid in used:
         uid, n = f"embed-{key}-{n}", n + 1
     widget_context, _status = run_widget(widget, None, uid)
-    widget_context.update(widget=widget, with_assets=not used)
+    widget_context.update(widget=widget)
     used.add(uid)
     return render_to_string("courses/widgets/_embed.html", widget_context, request=request)

@@ -119,7 +119,13 @@ class VectorField(forms.CharField):
 
     def __init__(self, label: str, initial: str, max_len: int = MAX_VECTOR, **kwargs) -> None:
         self.max_len = max_len
-        kwargs.setdefault("widget", forms.TextInput(attrs={"spellcheck": "false"}))
+        example = " ".join(initial.split()[:3]) or "1 2 3"
+        kwargs.setdefault(
+            "widget", forms.TextInput(attrs={"spellcheck": "false", "placeholder": example})
+        )
+        kwargs.setdefault(
+            "help_text", f"1 to {max_len} numbers separated by spaces or commas, e.g. {example}."
+        )
         super().__init__(
             label=label,
             initial=initial,
@@ -148,7 +154,16 @@ class MatrixField(forms.CharField):
     """Rows on separate lines (or separated by ';'), entries by spaces or commas. Optional."""
 
     def __init__(self, label: str, **kwargs) -> None:
-        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}))
+        kwargs.setdefault(
+            "widget",
+            forms.Textarea(
+                attrs={"rows": 3, "spellcheck": "false", "placeholder": "1 0 2\n0 1 -1"}
+            ),
+        )
+        kwargs.setdefault(
+            "help_text",
+            "A row per line (or ;), numbers split by spaces or commas; empty for random rows.",
+        )
         super().__init__(
             label=label,
             required=False,

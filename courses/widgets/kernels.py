@@ -403,6 +403,63 @@ def sgd(grad: Callable, theta0: float, steps: int, lr: float, limit: float = 1e1
     return np.array(thetas)
 
 
+def optimiser_paths(
+    grad: Callable,
+    theta0: float,
+    steps: int,
+    lr: float = 0.001,
+    beta1: float = 0.9,
+    beta2: float = 0.999,
+    eps: float = 1e-8,
+    sgd_limit: float = 1e12,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """θ for Adam, Adam without bias correction and plain SGD (same η), in one pass over steps.
+
+    Equal to ``adam(...)[0]``, ``adam(..., bias_correction=False)[0]`` and ``sgd(...)`` for a
+    scalar θ0, but one loop instead of three and only θ kept (no m and v arrays): what a widget
+    that compares the three needs. The SGD path stops early as :func:`sgd` does.
+    """
+    steps = _check_optimiser(steps, lr)
+    for name, b in (("beta1", beta1), ("beta2", beta2)):
+        if not (math.isfinite(b) and 0.0 <= b < 1.0):
+            raise ValueError(f"{name} must be in [0, 1), got {b!r}")
+    eps = _positive(eps, "eps")
+    start = _array(theta0, "theta0")
+    if start.ndim != 0:
+        raise ValueError(f"theta0 must be a single number here, got shape {start.shape}")
+    ts = np.arange(1, steps + 1, dtype=np.float64)
+    step_sizes = (lr / (1.0 - np.power(beta1, ts))).tolist()  # η / (1 − β1^t)
+    inv_c2 = (1.0 / (1.0 - np.power(beta2, ts))).tolist()  # 1 / (1 − β2^t)
+    a1, a2, sqrt = 1.0 - beta1, 1.0 - beta2, math.sqrt
+    bc = raw = plain = float(start)
+    m_bc = v_bc = m_raw = v_raw = 0.0
+    bcs, raws, plains = [bc], [raw], [plain]
+    keep_bc, keep_raw, keep_plain = bcs.append, raws.append, plains.append
+    sgd_running = True
+    for s1, r2 in zip(step_sizes, inv_c2, strict=True):
+        g = grad(bc)
+        m_bc = beta1 * m_bc + a1 * g
+        v_bc = beta2 * v_bc + a2 * g * g
+        bc = bc - s1 * m_bc / (sqrt(v_bc * r2) + eps)
+        keep_bc(bc)
+        g = grad(raw)
+        m_raw = beta1 * m_raw + a1 * g
+        v_raw = beta2 * v_raw + a2 * g * g
+        raw = raw - lr * m_raw / (sqrt(v_raw) + eps)
+        keep_raw(raw)
+        if sgd_running:
+            plain = plain - lr * float(grad(plain))
+            keep_plain(plain)
+            sgd_running = abs(plain) <= sgd_limit  # also stops on NaN
+    out = (np.array(bcs), np.array(raws), np.array(plains))
+    for label, arr in (("Adam", out[0]), ("Adam without bias correction", out[1])):
+        if not np.isfinite(arr).all():
+            raise ValueError(
+                f"{label}'s θ stopped being finite at step {int(np.argmin(np.isfinite(arr)))}"
+            )
+    return out
+
+
 def _rotate_half(x: np.ndarray) -> np.ndarray:
     half = x.shape[-1] // 2
     return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)

@@ -173,9 +173,7 @@ TABLE_STEPS = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 def numbers_adam(d: dict) -> dict:
     grad = GRADIENTS[d["objective"]]
     args = {"lr": d["lr"], "beta1": d["beta1"], "beta2": d["beta2"], "eps": d["eps"]}
-    corrected, _m, _v = kernels.adam(grad, d["theta0"], d["steps"], **args)
-    raw, _m2, _v2 = kernels.adam(grad, d["theta0"], d["steps"], bias_correction=False, **args)
-    plain = kernels.sgd(grad, d["theta0"], d["steps"], d["lr"])
+    corrected, raw, plain = kernels.optimiser_paths(grad, d["theta0"], d["steps"], **args)
     return {"corrected": corrected, "raw": raw, "plain": plain}
 
 

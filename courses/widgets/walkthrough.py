@@ -96,6 +96,7 @@ def _page(
 ) -> HttpResponse:
     decoded = decode(latex, load_symbols()) if latex else None
     fields = [(form[key], question, hint) for key, question, hint in QUESTIONS]
+    back_here = urlencode({"next": request.get_full_path()})
     context = {
         "form": form,
         "questions": fields,
@@ -105,7 +106,8 @@ def _page(
         "entries": entry_rows(decoded) if decoded else [],
         "equation": equation,
         "saved": saved,
-        "login_url": reverse("account_login") + "?" + urlencode({"next": request.get_full_path()}),
+        "login_url": reverse("account_login") + "?" + back_here,
+        "signup_url": reverse("account_signup") + "?" + back_here,
         "errors": form_errors(form) if form.is_bound and form.errors else [],
         "login_needed": status == 403,
     }

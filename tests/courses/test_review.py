@@ -452,7 +452,7 @@ def test_past_attempts_are_replayed_into_fsrs_cards(learner):
     from django.apps import apps
 
     migration = importlib.import_module(
-        "courses.migrations.0007_review_cards_from_past_attempts_and_reminder_schedule"
+        "courses.migrations.0008_review_cards_from_past_attempts_and_reminder_schedule"
     )
     chapter = ChapterFactory()
     question = QuestionFactory(chapter=chapter)

@@ -405,3 +405,212 @@ def test_site_domain_follows_site_url(settings):
     sync_site_domain(sender=apps.get_app_config("platform"))
     Site.objects.clear_cache()
     assert Site.objects.get_current().domain == "fromscratch.example:8443"
+
+
+# --- pages in the site's words, errors under their fields, next kept, mails by what was typed --
+
+
+def _field_block(html: str, name: str) -> str:
+    """The markup of one field's wrapper, from its ``<div class="field`` to the next one."""
+    start = html.index(f'name="{name}"')
+    begin = html.rindex('<div class="field', 0, start)
+    end = html.find('<div class="field', start)
+    end = html.find("</form>", start) if end == -1 else end
+    return html[begin:end]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("url_name", "heading", "button"),
+    [
+        ("account_login", "<h1>Log in</h1>", ">Log in</button>"),
+        ("account_signup", "<h1>Sign up</h1>", ">Sign up</button>"),
+        ("account_reset_password", "<h1>Reset your password</h1>", ">Send me a link</button>"),
+    ],
+)
+def test_account_pages_use_the_site_words(client, url_name, heading, button):
+    response = client.get(reverse(url_name))
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert heading in body
+    assert button in body
+    assert 'class="site-header"' in body  # inside the site's layout
+    for stock in ("Sign In", "Sign Up", "Sign Out", "Signup", "sign in"):
+        assert stock not in body
+
+
+@pytest.mark.django_db
+def test_login_page_offers_reset_once_and_plain_remember_label(client):
+    body = client.get(reverse("account_login")).content.decode()
+    assert body.count(f'href="{reverse("account_reset_password")}"') == 1
+    assert '<label for="id_remember">Keep me logged in on this device</label>' in body
+    assert "Remember Me" not in body
+
+
+@pytest.mark.django_db
+def test_logout_page_says_log_out(learner_client):
+    body = learner_client.get(reverse("account_logout")).content.decode()
+    assert "<h1>Log out</h1>" in body
+    assert "Sign Out" not in body
+
+
+@pytest.mark.django_db
+def test_signup_errors_sit_under_their_own_fields(client):
+    response = client.post(
+        reverse("account_signup"),
+        {"email": "not an address", "password1": "short", "password2": "different"},
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    email, first, second = (_field_block(html, n) for n in ("email", "password1", "password2"))
+    assert 'aria-invalid="true"' in email
+    assert 'aria-describedby="id_email_error"' in email
+    assert '<ul class="errorlist" id="id_email_error"><li>Enter a valid email address.' in email
+    assert email.index('name="email"') < email.index('id="id_email_error"')
+    assert 'id="id_password1_error"' in first
+    assert "This password is too short." in first
+    assert "This password is too short." not in email + second
+    assert 'aria-invalid="true"' in second
+    assert "The two passwords differ; type the same one twice." in second
+    assert "differ" not in email + first
+
+
+@pytest.mark.django_db
+def test_signup_mismatch_of_good_passwords_is_shown_on_the_second(client, password):
+    response = client.post(
+        reverse("account_signup"),
+        {"email": "a@example.com", "password1": password, "password2": password + "x"},
+    )
+    html = response.content.decode()
+    second = _field_block(html, "password2")
+    assert html.count("You must type the same password each time.") == 1
+    assert "You must type the same password each time." in second
+    assert 'aria-describedby="id_password2_error"' in second
+    assert 'aria-invalid="true"' not in _field_block(html, "password1")
+
+
+@pytest.mark.django_db
+def test_login_failure_is_a_form_error_at_the_top(client, learner):
+    response = client.post(reverse("account_login"), {"login": learner.email, "password": "no"})
+    html = response.content.decode()
+    alert = html.index('<div class="form-errors" role="alert">')
+    assert alert < html.index('name="login"')
+    assert "The email address and/or password you specified are not correct." in html[alert:]
+    assert "not correct" not in _field_block(html, "password")
+
+
+@pytest.mark.django_db
+def test_chapter_links_carry_next_and_confirmation_returns_there(client, mailoutbox, password):
+    from urllib.parse import urlencode
+
+    from tests.courses.factories import ChapterFactory
+
+    chapter = ChapterFactory()
+    page = chapter.get_absolute_url()
+    html = client.get(page).content.decode()
+    signup = reverse("account_signup") + "?" + urlencode({"next": page}, safe="/")
+    assert f'href="{signup}"' in html
+    assert f'href="{reverse("account_login")}?{urlencode({"next": page}, safe="/")}"' in html
+
+    login_page = client.get(reverse("account_login"), {"next": page}).content.decode()
+    assert f'href="{reverse("account_signup")}?{urlencode({"next": page})}"' in login_page
+    form = client.get(signup).content.decode()
+    assert f'<input type="hidden" name="next" value="{page}">' in form
+    assert f'href="{reverse("account_login")}?{urlencode({"next": page})}"' in form
+    response = client.post(
+        reverse("account_signup"),
+        {"email": "Reader@Example.com", "password1": password, "password2": password, "next": page},
+    )
+    assert response["Location"] == reverse("account_email_verification_sent")
+    assert "_auth_user_id" not in client.session
+
+    confirm_url = _link_from(mailoutbox[0])
+    assert "Confirm my email" in client.get(confirm_url).content.decode()
+    response = client.post(confirm_url)
+    assert response.status_code == 302
+    assert response["Location"] == page
+    assert client.session["_auth_user_id"] == str(User.objects.get().pk)
+    assert client.get(page).context["user"].email == "reader@example.com"
+
+
+@pytest.mark.django_db
+def test_confirmation_in_another_browser_confirms_but_asks_to_log_in(client, mailoutbox, password):
+    client.post(
+        reverse("account_signup"),
+        {"email": "other@example.com", "password1": password, "password2": password},
+    )
+    elsewhere = type(client)()
+    response = elsewhere.post(_link_from(mailoutbox[0]))
+    assert response.status_code == 302
+    assert response["Location"] == reverse("account_login")
+    assert "_auth_user_id" not in elsewhere.session
+    assert EmailAddress.objects.get(email="other@example.com").verified is True
+
+
+@pytest.mark.django_db
+def test_verification_mail_names_the_address_not_a_username(client, mailoutbox, password, settings):
+    settings.SITE_URL = "https://fromscratch.example"
+    client.post(
+        reverse("account_signup"),
+        {"email": "ada.l@example.com", "password1": password, "password2": password},
+    )
+    user = User.objects.get()
+    message = mailoutbox[0]
+    assert message.subject == "[From Scratch] Confirm your email address"
+    assert message.body.startswith("Hello ada.l@example.com,\n\n")
+    assert "an account on fromscratch.example." in message.body
+    assert message.body.rstrip().endswith("— From Scratch\nhttps://fromscratch.example/")
+    assert user.username not in message.body.replace("ada.l@example.com", "")
+    assert "example.com." not in message.body.replace("ada.l@example.com", "")
+
+
+@pytest.mark.django_db
+def test_password_reset_mail_does_not_print_the_generated_username(client, learner, mailoutbox):
+    client.post(reverse("account_reset_password"), {"email": learner.email})
+    body = mailoutbox[0].body
+    assert body.startswith(f"Hello {learner.email},")
+    assert "username" not in body
+    assert mailoutbox[0].subject == "[From Scratch] Reset your password"
+
+
+@pytest.mark.django_db
+def test_logged_in_message_does_not_show_the_username(client, learner, password):
+    response = client.post(
+        reverse("account_login"), {"login": learner.email, "password": password}, follow=True
+    )
+    messages = [str(m) for m in response.context["messages"]]
+    assert messages == ["You are logged in."]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("url_name", "heading"),
+    [
+        ("account_email", "<h1>Your email address</h1>"),
+        ("account_change_password", "<h1>Change your password</h1>"),
+        ("account_logout", "<h1>Log out</h1>"),
+    ],
+)
+def test_manage_pages_in_site_layout_without_inline_style_or_script(
+    learner_client, url_name, heading
+):
+    response = learner_client.get(reverse(url_name))
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert heading in body
+    assert " style=" not in body
+    assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", body) == []
+
+
+@pytest.mark.django_db
+def test_email_change_shows_the_pending_address_with_a_hidden_form(
+    learner_client, learner, mailoutbox
+):
+    response = learner_client.post(
+        reverse("account_email"), {"action_add": "", "email": "new.address@example.com"}
+    )
+    assert response.status_code == 302
+    body = learner_client.get(reverse("account_email")).content.decode()
+    assert "new.address@example.com" in body
+    assert '<form id="pending-email" method="post" action="/accounts/email/" hidden>' in body
+    assert mailoutbox[-1].body.startswith("Hello new.address@example.com,")

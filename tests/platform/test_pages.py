@@ -62,5 +62,6 @@ def test_admin_is_branded_for_editors(editor_client):
 def test_site_css_declares_the_local_math_font_and_a_dark_scheme():
     """What the stylesheet says; tests/platform/test_browser.py checks the browser fetches it."""
     css = (ROOT / "platform/static/platform/site.css").read_text()
-    assert 'url("fonts/latinmodern-math.woff2")' in css
+    assert 'url("fonts/latinmodern-math-core.woff2")' in css
+    assert 'url("fonts/latinmodern-math-extended.woff2")' in css
     assert "prefers-color-scheme: dark" in css

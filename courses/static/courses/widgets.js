@@ -1,4 +1,4 @@
-// Widgets: live read-outs for sliders, and showing 400/403 fragments that htmx would drop.
+// Widgets: live read-outs for sliders (what htmx does with answers is base.html's and site.js's).
 // Every widget works without this file (plain GET forms that return the whole page).
 (function () {
   "use strict";
@@ -11,15 +11,5 @@
     if (!input.id || input.type !== "range") return;
     var out = document.querySelector('[data-readout-for="' + input.id + '"]');
     if (out) out.textContent = input.value;
-  });
-
-  // htmx does not swap 4xx responses by default; a widget's 400 says what is wrong, show it.
-  document.body.addEventListener("htmx:beforeSwap", function (event) {
-    var status = event.detail.xhr.status;
-    if ((status === 400 || status === 403) && event.detail.target &&
-        event.detail.target.closest("[data-widget]")) {
-      event.detail.shouldSwap = true;
-      event.detail.isError = false;
-    }
   });
 })();

@@ -491,3 +491,38 @@ def test_adamw_first_step_by_hand_and_on_arrays():
 def test_adamw_rejects_bad_weight_decay(wd):
     with pytest.raises(ValueError, match="weight_decay"):
         kernels.adamw(lambda t: 2.0 * t, 3.0, 5, weight_decay=wd)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    theta0=st.floats(-50, 50),
+    steps=st.integers(0, 300),
+    lr=st.floats(1e-4, 1.5),
+    beta1=st.floats(0.0, 0.99),
+    beta2=st.floats(0.5, 0.9999),
+    quartic=st.booleans(),
+)
+def test_optimiser_paths_equal_the_three_separate_runs(theta0, steps, lr, beta1, beta2, quartic):
+    def grad(th):
+        return 4.0 * th**3 if quartic else 2.0 * th
+
+    args = {"lr": lr, "beta1": beta1, "beta2": beta2}
+    try:
+        expected_bc = kernels.adam(grad, theta0, steps, **args)[0]
+        expected_raw = kernels.adam(grad, theta0, steps, bias_correction=False, **args)[0]
+    except (ValueError, OverflowError):
+        return  # a quartic that blows up is refused by both; the message is tested elsewhere
+    bc, raw, plain = kernels.optimiser_paths(grad, theta0, steps, **args)
+    assert np.array_equal(bc, expected_bc)
+    assert np.array_equal(raw, expected_raw)
+    assert np.array_equal(plain, kernels.sgd(grad, theta0, steps, lr))
+
+
+def test_optimiser_paths_seed_vector_and_refusals():
+    bc, raw, plain = kernels.optimiser_paths(lambda th: 2 * th, 3.0, 200, lr=0.1)
+    assert round(float(bc[-1]), 4) == -0.0001  # the seed chapter's printed value
+    assert len(bc) == len(raw) == len(plain) == 201
+    with pytest.raises(ValueError, match="theta0 must be a single number"):
+        kernels.optimiser_paths(lambda th: 2 * th, [1.0, 2.0], 10)
+    with pytest.raises(ValueError, match="beta2 must be in"):
+        kernels.optimiser_paths(lambda th: 2 * th, 1.0, 10, beta2=1.0)

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("courses", "0005_listing_check_status_choices"),
+        ("courses", "0006_equation_readable_text"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

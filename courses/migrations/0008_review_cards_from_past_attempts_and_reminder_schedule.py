@@ -81,7 +81,7 @@ def backwards(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("courses", "0006_fsrs_review_cards_and_reminders"),
+        ("courses", "0007_fsrs_review_cards_and_reminders"),
         ("django_celery_beat", "0019_alter_periodictasks_options"),
     ]
 
