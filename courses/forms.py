@@ -21,11 +21,13 @@ def _foreign_keys(data, pattern: re.Pattern[str], known: set[str]) -> list[str]:
 class CheckForm(forms.Form):
     """Answers to a chapter's check: ``q<question id>`` = choice id for each answered question.
 
-    ``only`` = a question id grades that one question; without it every answered question on
+    ``only`` = a question id grades that one question; ``show`` = a question id asks to be shown
+    its answer ("Show me", an answer with no choice); with neither, every answered question on
     the page is graded ("Check all").
     """
 
     only = forms.CharField(required=False)
+    show = forms.CharField(required=False)
 
     def __init__(self, *args, questions: list[Question], **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -42,14 +44,19 @@ class CheckForm(forms.Form):
                 },
             )
 
-    def clean_only(self) -> Question | None:
-        value = self.cleaned_data["only"]
+    def _question(self, value: str) -> Question | None:
         if not value:
             return None
         by_id = {str(q.pk): q for q in self.questions}
         if value not in by_id:
             raise ValidationError("That question is not part of this chapter's check.")
         return by_id[value]
+
+    def clean_only(self) -> Question | None:
+        return self._question(self.cleaned_data["only"])
+
+    def clean_show(self) -> Question | None:
+        return self._question(self.cleaned_data["show"])
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -59,8 +66,12 @@ class CheckForm(forms.Form):
             raise ValidationError("Some answers are for questions that are not in this chapter.")
         if self.errors:
             return cleaned
+        shown = cleaned.get("show")
+        if shown is not None:
+            cleaned["answers"] = [(shown, None)]
+            return cleaned
         choices = {c.pk: c for q in self.questions for c in q.choices.all()}
-        answers: list[tuple[Question, Choice]] = []
+        answers: list[tuple[Question, Choice | None]] = []
         only = cleaned.get("only")
         for number, question in enumerate(self.questions, start=1):
             if only is not None and question != only:
@@ -129,3 +140,41 @@ class FinishForm(forms.Form):
             "invalid_choice": "Say whether the chapter is finished.",
         },
     )
+
+
+class ReviewAnswerForm(forms.Form):
+    """One try at a question card in the review session: a ``choice``, or ``show`` ("Show me")."""
+
+    choice = forms.TypedChoiceField(
+        coerce=int,
+        empty_value=None,
+        required=False,
+        widget=forms.RadioSelect,
+        error_messages={"invalid_choice": "That answer is not one of this question's choices."},
+    )
+    show = forms.BooleanField(required=False)
+
+    def __init__(self, *args, question: Question, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.question = question
+        self.choices = {c.pk: c for c in question.choices.all()}
+        self.fields["choice"].choices = [(str(pk), c.text) for pk, c in self.choices.items()]  # type: ignore[attr-defined]
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        assert cleaned is not None  # Form.clean returns cleaned_data
+        if self.errors:
+            return cleaned
+        if cleaned.get("show"):
+            cleaned["answer"] = None
+        elif cleaned.get("choice") is None:
+            raise ValidationError("Pick an answer first, or press “Show me”.")
+        else:
+            cleaned["answer"] = self.choices[cleaned["choice"]]
+        return cleaned
+
+
+class ReminderForm(forms.Form):
+    """The account page's opt-in for review reminder emails (an unticked box sends nothing)."""
+
+    enabled = forms.BooleanField(required=False)

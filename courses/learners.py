@@ -14,12 +14,28 @@ from typing import Any
 from django.http import HttpRequest
 
 ANON_KEY = "courses_learner"
+ANONYMOUS_SEED = "anonymous"
+
+
+def seed_of(learner: Learner | None) -> str:
+    return learner.seed if learner is not None else ANONYMOUS_SEED
 
 
 @dataclass(frozen=True)
 class Learner:
     user_id: int | None = None
     anon_key: str = ""
+
+    @property
+    def seed(self) -> str:
+        """What fixes the order of choices this learner sees (with the question's id).
+
+        Signed-in learners each get their own order. Everyone not signed in shares one: the
+        page of a reader without a session is cached and served to all of them, and an
+        anonymous learner's first answer (which creates their key) must not reorder the
+        choices they are looking at.
+        """
+        return f"user:{self.user_id}" if self.user_id is not None else ANONYMOUS_SEED
 
     def owner_fields(self) -> dict[str, Any]:
         """Field values that make a new row belong to this learner."""

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Self
 
 from django.conf import settings
@@ -153,6 +151,10 @@ class ChapterQuerySet(PublishableQuerySet):
         if user.is_authenticated and user.is_staff:
             return self.all()
         return self.published()
+
+    def with_question_counts(self) -> ChapterQuerySet:
+        """Annotate ``question_count``: the number of check questions."""
+        return self.annotate(question_count=Count("questions", distinct=True))
 
     def for_page(self) -> ChapterQuerySet:
         """Everything the chapter page shows, in a number of queries that does not grow."""
@@ -583,60 +585,35 @@ class LearnerOwned(models.Model):
         ]
 
 
-# Spaced review: a question answered wrongly is due at once and stays due until answered right;
-# then it comes back after 1, 3 and 7 days. A right answer given before it is due changes nothing;
-# a wrong answer at any time starts the cycle again.
-REVIEW_INTERVALS = (timedelta(days=1), timedelta(days=3), timedelta(days=7))
-
-
-@dataclass
-class Review:
-    question: Question
-    stage: int  # 0: wrong and not yet right since; n: the n-th spaced review
-    due_at: datetime
-
-    def is_due(self, now: datetime) -> bool:
-        return self.due_at <= now
-
-
-def review_schedule(attempts: Iterable[QuizAttempt]) -> list[Review]:
-    """Pending reviews from a learner's attempts (in time order), soonest first."""
-    state: dict[int, Review | None] = {}
-    for attempt in attempts:
-        review = state.get(attempt.question_id)
-        if not attempt.correct:
-            state[attempt.question_id] = Review(attempt.question, 0, attempt.created_at)
-        elif review is not None and attempt.created_at >= review.due_at:
-            if review.stage >= len(REVIEW_INTERVALS):
-                state[attempt.question_id] = None  # reviewed after 7 days: learnt
-            else:
-                review.due_at = attempt.created_at + REVIEW_INTERVALS[review.stage]
-                review.stage += 1
-    return sorted((r for r in state.values() if r), key=lambda r: (r.due_at, r.question.pk))
+# FSRS ratings (fsrs.Rating values) an attempt's round can close with.
+RATING_CHOICES = [(1, "again"), (2, "hard"), (3, "good"), (4, "easy")]
 
 
 class QuizAttemptQuerySet(LearnerQuerySet):
     def correct(self) -> QuizAttemptQuerySet:
         return self.filter(correct=True)
 
-    def reviews(self) -> list[Review]:
-        """Pending reviews of published questions (call on ``for_learner(...)``), one query."""
-        ever_wrong = self.filter(correct=False).values("question_id")
-        attempts = (
-            self.filter(question_id__in=ever_wrong)
-            .filter(question__chapter__published=True, question__chapter__course__published=True)
-            .select_related("question__chapter__course")
-            .order_by("created_at", "id")
-        )
-        return review_schedule(attempts)  # type: ignore[arg-type]
-
 
 class QuizAttempt(LearnerOwned):
     """One answer to one check question. Every attempt is kept."""
 
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="attempts")
-    choice = models.ForeignKey(Choice, on_delete=models.CASCADE, related_name="attempts")
+    choice = models.ForeignKey(
+        Choice,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="attempts",
+        help_text="Empty when the learner asked to be shown the answer.",
+    )
     correct = models.BooleanField()
+    rating = models.PositiveSmallIntegerField(
+        choices=RATING_CHOICES,
+        null=True,
+        blank=True,
+        help_text="The review rating this attempt closed its round with; empty while the "
+        "learner may still try again.",
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     objects = QuizAttemptQuerySet.as_manager()
@@ -648,7 +625,14 @@ class QuizAttempt(LearnerOwned):
         ]
 
     def __str__(self) -> str:
+        if self.choice_id is None:
+            return f"shown the answer: {self.question}"
         return f"{'right' if self.correct else 'wrong'}: {self.question}"
+
+    @property
+    def revealed(self) -> bool:
+        """The learner asked to see the answer ("Show me") instead of picking a choice."""
+        return self.choice_id is None
 
 
 class LabelAttempt(LearnerOwned):
@@ -671,6 +655,13 @@ class LabelAttempt(LearnerOwned):
 class ChapterProgressQuerySet(LearnerQuerySet):
     def finished(self) -> ChapterProgressQuerySet:
         return self.filter(finished_at__isnull=False)
+
+    def passed(self) -> ChapterProgressQuerySet:
+        """Chapters passed: the check passed, or finished when the chapter has no questions."""
+        return self.filter(
+            Q(check_passed_at__isnull=False)
+            | Q(finished_at__isnull=False, chapter__questions__isnull=True)
+        )
 
 
 class ChapterProgress(LearnerOwned):
@@ -706,11 +697,141 @@ class ChapterProgress(LearnerOwned):
 
     @property
     def status(self) -> str:
-        if self.finished_at:
-            return "finished"
+        """``passed`` (the check passed), ``read`` (marked finished, check not passed) or
+        ``started``. A chapter without questions has no check: see ``chapter_state``."""
         if self.check_passed_at:
-            return "check passed"
+            return "passed"
+        if self.finished_at:
+            return "read"
         return "started"
+
+
+def chapter_state(progress: ChapterProgress | None, *, question_count: int) -> str:
+    """What a chapter shows for a learner: passed, read, started or not started.
+
+    Passed means the check is passed; a chapter with no questions has nothing to pass, so
+    marking it finished passes it. Finished without passing the check is "read", never passed.
+    """
+    if progress is None:
+        return "not started"
+    if question_count == 0 and progress.finished_at:
+        return "passed"
+    return progress.status
+
+
+class ReviewCardQuerySet(LearnerQuerySet):
+    def published(self) -> ReviewCardQuerySet:
+        """Cards whose question or equation is in a published chapter of a published course."""
+        return self.filter(
+            Q(question__chapter__published=True, question__chapter__course__published=True)
+            | Q(equation__chapter__published=True, equation__chapter__course__published=True)
+        )
+
+    def due(self, now: datetime) -> ReviewCardQuerySet:
+        """Due at ``now``, or waiting for the retry of a round the learner left open."""
+        return self.filter(Q(due__lte=now) | Q(tries__gt=0))
+
+    def for_session(self) -> ReviewCardQuerySet:
+        """With everything a review card shows, soonest first."""
+        return self.select_related(
+            "question__chapter__course", "equation__chapter__course"
+        ).order_by("due", "id")
+
+
+class ReviewCard(LearnerOwned):
+    """One thing to remember, scheduled by FSRS: a check question or an equation's label set.
+
+    ``fsrs_card`` is ``fsrs.Card.to_dict()``; ``due`` copies its due time so that queries can
+    filter on it. A round is one go at the card: it ends with a right answer, a second wrong
+    one or "Show me", and gives one rating (courses.review). While a round is open after a
+    first wrong try, ``round_base`` keeps the state before it and ``fsrs_card`` holds the
+    provisional "again", so a learner who walks away still gets the card back.
+    """
+
+    question = models.ForeignKey(
+        Question, on_delete=models.CASCADE, null=True, blank=True, related_name="cards"
+    )
+    equation = models.ForeignKey(
+        Equation,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="cards",
+        help_text="The card of this equation's label set (all its parts together).",
+    )
+    fsrs_card = models.JSONField()
+    due = models.DateTimeField(db_index=True)
+    tries = models.PositiveSmallIntegerField(
+        default=0, help_text="Wrong tries in the open round (0: no round open)."
+    )
+    round_base = models.JSONField(null=True, blank=True)
+    last_rating = models.PositiveSmallIntegerField(choices=RATING_CHOICES, null=True, blank=True)
+    last_reviewed_at = models.DateTimeField(null=True, blank=True)
+    reviews = models.PositiveIntegerField(default=0, help_text="Rounds closed so far.")
+
+    objects = ReviewCardQuerySet.as_manager()
+
+    class Meta(LearnerOwned.Meta):
+        ordering = ["due", "id"]
+        constraints = [
+            *LearnerOwned.Meta.constraints,
+            models.CheckConstraint(
+                condition=(Q(question__isnull=False) & Q(equation__isnull=True))
+                | (Q(question__isnull=True) & Q(equation__isnull=False)),
+                name="reviewcard_question_or_equation",
+            ),
+            models.UniqueConstraint(
+                fields=["user", "question"],
+                condition=Q(user__isnull=False, question__isnull=False),
+                name="card_once_per_user_question",
+            ),
+            models.UniqueConstraint(
+                fields=["anon_key", "question"],
+                condition=Q(user__isnull=True, question__isnull=False),
+                name="card_once_per_anon_question",
+            ),
+            models.UniqueConstraint(
+                fields=["user", "equation"],
+                condition=Q(user__isnull=False, equation__isnull=False),
+                name="card_once_per_user_equation",
+            ),
+            models.UniqueConstraint(
+                fields=["anon_key", "equation"],
+                condition=Q(user__isnull=True, equation__isnull=False),
+                name="card_once_per_anon_equation",
+            ),
+        ]
+        indexes = [models.Index(fields=["user", "due"], name="reviewcard_user_due")]
+
+    def __str__(self) -> str:
+        return f"{self.subject} (due {self.due:%Y-%m-%d %H:%M})"
+
+    @property
+    def subject(self) -> Question | Equation:
+        subject = self.question if self.question_id is not None else self.equation
+        assert subject is not None  # the check constraint
+        return subject
+
+    @property
+    def chapter(self) -> Chapter:
+        return self.subject.chapter
+
+    def is_due(self, now: datetime) -> bool:
+        return self.tries > 0 or self.due <= now
+
+
+class ReviewReminder(models.Model):
+    """A signed-in learner's choice to be mailed when review cards are due (opt-in)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_reminder"
+    )
+    enabled = models.BooleanField(default=False)
+    last_sent_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"review reminders {'on' if self.enabled else 'off'} for user {self.user_id}"
 
 
 class Walkthrough(models.Model):

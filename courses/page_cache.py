@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache as cache_function
 from typing import NamedTuple
@@ -27,19 +27,40 @@ from django.core.cache import cache
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.template.loader import get_template
+from django.utils import timezone
 
 from platform.rendering import RENDERER_VERSION
 
-from .learners import Learner
-from .models import Chapter, ChapterProgress, LabelAttempt, QuizAttempt
+from .learners import ANONYMOUS_SEED, Learner
+from .models import Chapter, ChapterProgress, LabelAttempt, QuizAttempt, ReviewCard
 
 ARTICLE_TEMPLATE = "courses/_chapter.html"
 CHAPTER_TEMPLATE = "courses/chapter.html"
-PAGE_TEMPLATES = (ARTICLE_TEMPLATE, CHAPTER_TEMPLATE, "base.html", "newsletter/_box.html")
+PAGE_TEMPLATES = (
+    ARTICLE_TEMPLATE,
+    CHAPTER_TEMPLATE,
+    "courses/_verdict.html",
+    "base.html",
+    "newsletter/_box.html",
+)
 
 BODY_TTL = 60 * 60
 PUBLIC_VERSION_TTL = 5
 CSRF_PLACEHOLDER = "csrf-token-placeholder-5be1"
+
+
+@dataclass(frozen=True)
+class QuestionState:
+    """Where one check question stands for the reader.
+
+    ``status``: "new" (answer it), "retry" (a first wrong try; that choice's explanation shows
+    and the learner may try again), "right" (answered right: counts for the check), "revealed"
+    (the answer was shown; it may be answered again from ``due``).
+    """
+
+    status: str
+    choice_id: int | None = None
+    due: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -50,18 +71,47 @@ class LearnerState:
     done: frozenset[int]
     progress: ChapterProgress | None
     labelled: frozenset[int] = frozenset()  # equations whose parts the learner has checked
+    seed: str = ANONYMOUS_SEED
+    questions: dict[int, QuestionState] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, request: HttpRequest, learner: Learner | None, chapter: Chapter) -> LearnerState:
+    def read(
+        cls,
+        request: HttpRequest,
+        learner: Learner | None,
+        chapter: Chapter,
+        *,
+        now: datetime | None = None,
+    ) -> LearnerState:
         if learner is None:  # a reader who has never answered anything
             return cls(request.user.is_authenticated, frozenset(), None)
-        done = frozenset(
+        now = now or timezone.now()
+        last: dict[int, tuple[int | None, bool, bool]] = {}  # question → (choice, correct, closed)
+        right: dict[int, int | None] = {}
+        for question_id, choice_id, correct, rating in (
             QuizAttempt.objects.for_learner(learner)
-            .correct()
             .filter(question__chapter=chapter)
-            .values_list("question_id", flat=True)
-            .distinct()
-        )
+            .order_by("created_at", "id")
+            .values_list("question_id", "choice_id", "correct", "rating")
+        ):
+            last[question_id] = (choice_id, correct, rating is not None)
+            if correct:
+                right[question_id] = choice_id
+        cards = {
+            question_id: (tries, due)
+            for question_id, tries, due in ReviewCard.objects.for_learner(learner)
+            .filter(question__chapter=chapter)
+            .values_list("question_id", "tries", "due")
+        }
+        questions: dict[int, QuestionState] = {}
+        for question_id, (choice_id, _correct, _closed) in last.items():
+            tries, due = cards.get(question_id, (0, None))
+            if question_id in right:
+                questions[question_id] = QuestionState("right", right[question_id])
+            elif tries:
+                questions[question_id] = QuestionState("retry", choice_id)
+            elif due is not None and due > now:
+                questions[question_id] = QuestionState("revealed", None, due)
         progress = ChapterProgress.objects.for_learner(learner).filter(chapter=chapter).first()
         labelled = frozenset(
             LabelAttempt.objects.for_learner(learner)
@@ -69,7 +119,14 @@ class LearnerState:
             .values_list("part__equation_id", flat=True)
             .distinct()
         )
-        return cls(request.user.is_authenticated, done, progress, labelled)
+        return cls(
+            request.user.is_authenticated,
+            frozenset(right),
+            progress,
+            labelled=labelled,
+            seed=learner.seed,
+            questions=questions,
+        )
 
     def key(self) -> str:
         progress = self.progress
@@ -77,7 +134,14 @@ class LearnerState:
             progress.finished_at.date().isoformat() if progress and progress.finished_at else ""
         )
         passed = bool(progress and progress.check_passed_at)
-        raw = f"{self.signed_in}|{sorted(self.done)}|{passed}|{finished}|{sorted(self.labelled)}"
+        questions = sorted(
+            (pk, q.status, q.choice_id, q.due.isoformat() if q.due else "")
+            for pk, q in self.questions.items()
+        )
+        raw = (
+            f"{self.signed_in}|{sorted(self.done)}|{passed}|{finished}|{sorted(self.labelled)}"
+            f"|{self.seed}|{questions}"
+        )
         return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 

@@ -17,3 +17,11 @@ def check_listing(listing_id: int) -> None:
         log.info("listing %s is gone; nothing to check", listing_id)
         return
     services.check_listing(listing=listing)
+
+
+@shared_task
+def send_review_reminders() -> int:
+    """Daily (beat): mail the learners who opted in and have cards due."""
+    sent = services.send_review_reminders()
+    log.info("review reminders sent: %s", sent)
+    return sent

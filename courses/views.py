@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Prefetch
+from django.db.models import Count, Max, Prefetch, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 from platform.http import HtmxHttpRequest
 from platform.rendering import render_markdown
 
-from . import explorable, formulas, page_cache, services
+from . import explorable, formulas, page_cache, review, services
 from .forms import CheckForm, FinishForm, LabelForm
 from .learners import Learner, current_learner
 from .models import (
@@ -36,9 +36,13 @@ from .models import (
     Question,
     QuizAttempt,
     Walkthrough,
+    chapter_state,
 )
-from .page_cache import ARTICLE_TEMPLATE, CHAPTER_TEMPLATE, LearnerState
+from .page_cache import ARTICLE_TEMPLATE, CHAPTER_TEMPLATE, LearnerState, QuestionState
+from .review_views import review_counts
 from .widgets.explorer import load_symbols
+
+NEW_QUESTION = QuestionState("new")
 
 
 def _progress_by_chapter(learner: Learner | None, **filters) -> dict[int, ChapterProgress]:
@@ -46,8 +50,17 @@ def _progress_by_chapter(learner: Learner | None, **filters) -> dict[int, Chapte
     return {p.chapter_id: p for p in rows}
 
 
-def _mark(progress: ChapterProgress | None) -> str:
-    return progress.status if progress else "not started"
+def _mark(chapter: Chapter, progress: ChapterProgress | None) -> str:
+    """passed, read, started or not started (``chapter`` annotated with question_count)."""
+    return chapter_state(progress, question_count=chapter.question_count)  # type: ignore[attr-defined]
+
+
+def _published_chapters() -> Prefetch:
+    return Prefetch(
+        "chapters",
+        queryset=Chapter.objects.published().with_question_counts(),
+        to_attr="published_chapters",
+    )
 
 
 # --- course list and course page ------------------------------------------------------------
@@ -57,41 +70,38 @@ def _mark(progress: ChapterProgress | None) -> str:
 def course_list(request: HttpRequest) -> HttpResponse:
     learner = current_learner(request)
     courses = list(Course.objects.published().with_chapter_counts())
-    finished = dict(
+    passed = dict(
         ChapterProgress.objects.for_learner(learner)
-        .finished()
+        .passed()
         .filter(chapter__in=Chapter.objects.published())
         .values_list("chapter__course_id")
-        .annotate(n=Count("id"))
+        .annotate(n=Count("id", distinct=True))
     )
     for course in courses:
-        course.finished_count = finished.get(course.pk, 0)
+        course.passed_count = passed.get(course.pk, 0)
     return render(request, "courses/course_list.html", {"courses": courses})
 
 
 @require_GET
 def course_detail(request: HttpRequest, course_slug: str) -> HttpResponse:
     course = get_object_or_404(
-        Course.objects.published().prefetch_related(
-            Prefetch("chapters", queryset=Chapter.objects.published(), to_attr="published_chapters")
-        ),
-        slug=course_slug,
+        Course.objects.published().prefetch_related(_published_chapters()), slug=course_slug
     )
     chapters = course.published_chapters
     progress = _progress_by_chapter(current_learner(request), chapter__course=course)
     for chapter in chapters:
         chapter.course = course
         chapter.progress_row = progress.get(chapter.pk)
-        chapter.mark = _mark(chapter.progress_row)
-    finished = sum(1 for c in chapters if c.mark == "finished")
-    next_chapter = next((c for c in chapters if c.mark != "finished"), None)
+        chapter.mark = _mark(chapter, chapter.progress_row)
+    passed = sum(1 for c in chapters if c.mark == "passed")
+    next_chapter = next((c for c in chapters if c.mark != "passed"), None)
     return render(
         request,
         "courses/course_detail.html",
         {
             "course": course,
             "chapters": chapters,
-            "finished_count": finished,
+            "passed_count": passed,
             "next_chapter": next_chapter,
         },
     )
@@ -126,7 +136,7 @@ def _chapter_context(
     check_form: CheckForm | None = None,
     check_results: Sequence[services.AnswerResult] = (),
     label_forms: dict[int, LabelForm] | None = None,
-    label_results: dict[int, list[services.PartResult]] | None = None,
+    label_results: dict[int, services.LabelResult] | None = None,
     finish_error: str = "",
 ) -> dict:
     """One context for the page and every fragment of it."""
@@ -138,7 +148,9 @@ def _chapter_context(
         equation.chapter = chapter
         form = label_forms.get(equation.pk)
         picked = form.selected() if form else {}
-        results = {r.part.pk: r for r in label_results.get(equation.pk, ())}
+        outcome = label_results.get(equation.pk)
+        results = {r.part.pk: r for r in (outcome.parts if outcome else ())}
+        equation.label_revealed = outcome is not None and outcome.revealed  # type: ignore[attr-defined]
         equation.rows = [  # type: ignore[attr-defined]
             {"part": part, "selected": picked.get(part.pk, ""), "result": results.get(part.pk)}
             for part in equation.parts.all()
@@ -148,12 +160,24 @@ def _chapter_context(
     questions = list(chapter.questions.all())
     done = state.done
     picked = check_form.selected() if check_form else {}
-    results = {r.question.pk: r for r in check_results}
+    answered = {r.question.pk: r for r in check_results}
     for number, question in enumerate(questions, start=1):
+        choices = list(question.choices.all())
+        by_id = {c.pk: c for c in choices}
+        standing = state.questions.get(question.pk, NEW_QUESTION)
         question.number = number  # type: ignore[attr-defined]
         question.done = question.pk in done  # type: ignore[attr-defined]
-        question.selected = picked.get(question.pk)  # type: ignore[attr-defined]
-        question.result = results.get(question.pk)  # type: ignore[attr-defined]
+        question.state = standing.status  # type: ignore[attr-defined]
+        question.shuffled = review.shuffled(choices, seed=state.seed, key=question.pk)  # type: ignore[attr-defined]
+        question.answer = next((c for c in choices if c.is_correct), None)  # type: ignore[attr-defined]
+        question.picked = by_id.get(standing.choice_id or 0)  # type: ignore[attr-defined]
+        question.due = standing.due  # type: ignore[attr-defined]
+        question.selected = (  # type: ignore[attr-defined]
+            standing.choice_id if standing.status == "right" else picked.get(question.pk)
+        )
+        question.result = answered.get(question.pk)  # type: ignore[attr-defined]
+        if question.result and question.result.choice is not None:  # type: ignore[attr-defined]
+            question.picked = question.result.choice  # type: ignore[attr-defined]
     siblings = list(Chapter.objects.published().filter(course=course).only("slug", "title"))
     for sibling in siblings:
         sibling.course = course
@@ -296,9 +320,15 @@ def check_answers(request: HtmxHttpRequest, course_slug: str, chapter_slug: str)
     learner = current_learner(request, create=True)
     if learner is None:
         return _refused(request, NO_SESSION, status=400)
-    results = services.answer_questions(
-        learner=learner, chapter=chapter, answers=form.cleaned_data["answers"]
-    )
+    try:
+        results = services.answer_questions(
+            learner=learner, chapter=chapter, answers=form.cleaned_data["answers"]
+        )
+    except services.NotAnswerable as refusal:
+        state = LearnerState.read(request, learner, chapter)
+        context = _chapter_context(chapter, state, check_form=form)
+        context["check_error"] = str(refusal)
+        return _render_chapter(request, "check_section", context, status=409)
     state = LearnerState.read(request, learner, chapter)
     context = _chapter_context(chapter, state, check_form=form, check_results=results)
     return _render_chapter(request, "check_section", context)
@@ -403,7 +433,11 @@ def _recent_activity(learner: Learner | None) -> list[Activity]:
             Activity(
                 attempt.created_at,
                 "answer",
-                "Answered right" if attempt.correct else "Answered wrong",
+                "Answered right"
+                if attempt.correct
+                else "Asked to see the answer"
+                if attempt.revealed
+                else "Answered wrong",
                 attempt.question.chapter,
                 attempt.correct,
                 attempt.question,
@@ -446,30 +480,38 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     """Progress per course, where to continue, recent activity, reviews, saved walkthroughs."""
     learner = current_learner(request)
     now = timezone.now()
-    courses = list(
-        Course.objects.published().prefetch_related(
-            Prefetch("chapters", queryset=Chapter.objects.published(), to_attr="published_chapters")
-        )
-    )
+    courses = list(Course.objects.published().prefetch_related(_published_chapters()))
     progress = _progress_by_chapter(learner)
+    scores = {
+        row["question__chapter_id"]: row
+        for row in QuizAttempt.objects.for_learner(learner)
+        .values("question__chapter_id")
+        .annotate(
+            right=Count("question_id", filter=Q(correct=True), distinct=True),
+            last=Max("created_at"),
+        )
+        .order_by()
+    }
     latest: ChapterProgress | None = None
     for course in courses:
         for chapter in course.published_chapters:
             chapter.course = course
             row = progress.get(chapter.pk)
-            chapter.mark = _mark(row)
+            chapter.mark = _mark(chapter, row)
+            score = scores.get(chapter.pk)
+            chapter.right_count = score["right"] if score else 0
+            chapter.last_attempt = score["last"] if score else None
             if row is not None and (latest is None or row.updated_at > latest.updated_at):
                 latest = row
                 latest.chapter = chapter
-        course.finished_count = sum(1 for c in course.published_chapters if c.mark == "finished")
+        course.passed_count = sum(1 for c in course.published_chapters if c.mark == "passed")
         course.next_chapter = next(
-            (c for c in course.published_chapters if c.mark != "finished"), None
+            (c for c in course.published_chapters if c.mark != "passed"), None
         )
     continue_chapter = None
     if latest is not None:
         course = latest.chapter.course
         continue_chapter = latest.chapter if latest.finished_at is None else course.next_chapter  # type: ignore[attr-defined]
-    reviews = QuizAttempt.objects.for_learner(learner).reviews()
     walkthroughs: list[Walkthrough] = []
     if request.user.is_authenticated:
         walkthroughs = list(
@@ -482,8 +524,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "courses": courses,
             "continue_chapter": continue_chapter,
             "activity": _recent_activity(learner),
-            "reviews_due": [r for r in reviews if r.is_due(now)],
-            "reviews_later": [r for r in reviews if not r.is_due(now)],
+            "reviews": review_counts(learner, now=now),
             "walkthroughs": walkthroughs,
             "walkthrough_url": reverse("widgets:walkthrough"),
             "now": now,

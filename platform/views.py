@@ -17,6 +17,7 @@ from . import rendering
 from . import search as site_search
 from .accounts import has_too_many_attempts
 from .forms import DeleteAccountForm
+from .http import AuthenticatedHttpRequest
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +67,14 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 @login_required
 @require_GET
-def account(request: HttpRequest) -> HttpResponse:
+def account(request: AuthenticatedHttpRequest) -> HttpResponse:
+    from courses.models import ReviewReminder
+
+    reminder_on = ReviewReminder.objects.filter(user=request.user, enabled=True).exists()
     return render(
-        request, "platform/account.html", {"delete_form": DeleteAccountForm(user=request.user)}
+        request,
+        "platform/account.html",
+        {"delete_form": DeleteAccountForm(user=request.user), "review_reminder_on": reminder_on},
     )
 
 

@@ -26,6 +26,17 @@ def inline_markdown(source: str) -> SafeString:
     return mark_safe(html)  # noqa: S308 - render_markdown sanitised it; only <p> was removed
 
 
+_VERDICT = re.compile(r"\A\s*(?:right|correct|yes|wrong|no|not quite)\s*[:.,!—–-]\s*", re.I)
+
+
+@register.filter
+def without_verdict(source: str) -> str:
+    """An explanation without a leading "Right:" or "Wrong." of its own, since the page says
+    whether the answer was right just before it ("Right. Right: …" otherwise)."""
+    text = _VERDICT.sub("", source or "", count=1)
+    return text[:1].upper() + text[1:]
+
+
 @register.filter
 def plain_text(source: str) -> str:
     """Markdown as one line of text (meta descriptions)."""

@@ -17,9 +17,11 @@ from courses.models import (
     LabelAttempt,
     Question,
     QuizAttempt,
+    ReviewCard,
     Symbol,
     Walkthrough,
 )
+from courses.review import new_card_state
 
 
 class CourseFactory(factory.django.DjangoModelFactory):
@@ -127,6 +129,17 @@ class QuestionFactory(factory.django.DjangoModelFactory):
             )
 
 
+class ReviewCardFactory(factory.django.DjangoModelFactory):
+    """A learner's card (give ``user`` or ``anon_key``, and ``question`` or ``equation``), new
+    and due at ``due``."""
+
+    class Meta:
+        model = ReviewCard
+
+    due = factory.LazyFunction(timezone.now)
+    fsrs_card = factory.LazyAttribute(lambda card: new_card_state(card.due))
+
+
 def right(question: Question) -> Choice:
     return next(c for c in question.choices.all() if c.is_correct)
 
@@ -139,8 +152,8 @@ def build_course(n: int, *, user=None) -> Chapter:
     """A course of ``n`` chapters; the last one has ``n`` of everything a chapter page shows.
 
     With ``user``, that learner has attempts on every question and part, progress in every
-    chapter, a review due and ``n`` saved walkthroughs: every list on the dashboard has ``n``
-    rows. Returns the big chapter.
+    chapter, a due review card for every question and equation and ``n`` saved walkthroughs:
+    every list on the dashboard has ``n`` rows. Returns the big chapter.
     """
     course = CourseFactory()
     chapters = [ChapterFactory(course=course, order=i) for i in range(n)]
@@ -158,8 +171,11 @@ def build_course(n: int, *, user=None) -> Chapter:
         now = timezone.now()
         for question in Question.objects.filter(chapter=chapter).prefetch_related("choices"):
             QuizAttempt.objects.create(
-                user=user, question=question, choice=wrong(question), correct=False
+                user=user, question=question, choice=wrong(question), correct=False, rating=1
             )
+            ReviewCardFactory(user=user, question=question, due=now)
+        for equation in Equation.objects.filter(chapter=chapter):
+            ReviewCardFactory(user=user, equation=equation, due=now)
         for part in EquationPart.objects.filter(equation__chapter=chapter):
             LabelAttempt.objects.create(user=user, part=part, role="input", correct=False)
         for other in chapters:

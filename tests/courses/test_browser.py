@@ -1,4 +1,5 @@
-"""A learner in a real browser: label, answer (one wrong first), finish, see the dashboard."""
+"""A learner in a real browser: label, answer (one wrong first, then a retry), finish, see the
+dashboard."""
 
 from __future__ import annotations
 
@@ -36,10 +37,10 @@ def test_capstone_chapter_label_answer_finish_in_browser(page, transactional_db,
     page.locator(f"#choice-{wrong.pk}").check()
     page.get_by_role("button", name="Check Q1").click()
     page.locator(f"#q-{q1.pk} .verdict").wait_for()
-    assert page.locator(f"#q-{q1.pk} .verdict strong").first.inner_text() == "Not quite."
+    assert page.locator(f"#q-{q1.pk} .verdict strong").first.inner_text() == "✗ Not quite."
     assert page.locator(".done-count").inner_text() == "0 / 4 done"
     page.locator(f"#choice-{right.pk}").check()
-    page.get_by_role("button", name="Check Q1").click()
+    page.get_by_role("button", name="Try Q1 again").click()
     page.locator(".done-count", has_text="1 / 4 done").wait_for()
 
     # The other three, all on the page at once.
@@ -56,8 +57,8 @@ def test_capstone_chapter_label_answer_finish_in_browser(page, transactional_db,
     assert page.locator(".finished-note").inner_text().startswith("Marked finished on")
 
     page.goto("/courses/dashboard/")
-    assert "1 of 11 finished" in page.locator(".dashboard-courses").inner_text()
-    finished = page.locator(".dashboard-courses .mark-finished")
-    assert finished.count() == 1 and chapter.title in finished.inner_text()
+    assert "1 of 11 passed" in page.locator(".dashboard-courses").inner_text()
+    passed = page.locator(".dashboard-courses .mark-passed")
+    assert passed.count() == 1 and chapter.title in passed.inner_text()
     assert "Answered wrong" in page.locator(".activity-list").inner_text()
     page.watch.assert_clean()

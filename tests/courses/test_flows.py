@@ -57,9 +57,12 @@ def test_check_passes_once_every_question_answered_right(learner_client, learner
     assert "Check passed" in response.content.decode()
     passed_at = ChapterProgress.objects.get(user=learner).check_passed_at
     assert passed_at is not None
-    # Retrying is allowed, every attempt is kept, and the first pass time stays.
-    answer(learner_client, chapter, q2, wrong(q2), **HTMX)
-    assert QuizAttempt.objects.filter(user=learner).count() == 4
+    # A question answered right is not answered again on the page (it comes back in review):
+    # 409 with the reason, nothing saved, and the first pass time stays.
+    response = answer(learner_client, chapter, q2, wrong(q2), **HTMX)
+    assert response.status_code == 409
+    assert "Question 2 is already answered right" in response.content.decode()
+    assert QuizAttempt.objects.filter(user=learner).count() == 3
     assert ChapterProgress.objects.get(user=learner).check_passed_at == passed_at
 
 
@@ -91,13 +94,18 @@ def test_label_parts_returns_feedback_per_part(learner_client, learner, chapter)
     assert response.status_code == 200
     assert "<html" not in html
     assert "✓ Right, output." in html
-    assert "✗ Not input: it is learned." in html and "Trained." in html
+    # A first wrong try does not give the role away; the second one does.
+    assert "✗ Not input.</strong> Try another role." in html and "Trained." not in html
     assert "1 / 2 parts right." in html
+    again = learner_client.post(urls(chapter)["label"], data, **HTMX).content.decode()
+    assert "✗ Not input: it is learned." in again and "Trained." in again
     assert sorted(LabelAttempt.objects.values_list("part__latex", "role", "correct")) == [
         ("W", "input", False),
+        ("W", "input", False),
+        ("y", "output", True),
         ("y", "output", True),
     ]
-    assert LabelAttempt.objects.filter(user=learner).count() == 2
+    assert LabelAttempt.objects.filter(user=learner).count() == 4
 
 
 def test_label_parts_keeps_every_attempt(learner_client, chapter):
@@ -115,12 +123,14 @@ def test_finish_marks_chapter_and_shows_it_on_dashboard(learner_client, learner,
     assert response.status_code == 200
     assert "Marked finished on" in response.content.decode()
     assert ChapterProgress.objects.get(user=learner).finished_at is not None
+    # Finished without passing the check: "read", never passed.
+    assert "It counts as <strong>read</strong>, not passed" in response.content.decode()
     dashboard = learner_client.get(reverse("courses:dashboard")).content.decode()
-    assert "1 of 1 finished" in dashboard
-    assert "Finished" in dashboard
+    assert "0 of 1 passed" in dashboard
+    assert '<td class="chapter-state">read</td>' in dashboard
     course_page = learner_client.get(chapter.course.get_absolute_url()).content.decode()
-    assert "1 of 1 chapter finished" in course_page
-    assert 'class="chapter-item mark-finished"' in course_page
+    assert "0 of 1 chapter passed" in course_page
+    assert 'class="chapter-item mark-read"' in course_page
     learner_client.post(urls(chapter)["finish"], {"finished": "0"})
     assert ChapterProgress.objects.get(user=learner).finished_at is None
 
@@ -197,19 +207,6 @@ def test_merge_combines_with_existing_account_progress(client, learner, chapter,
     assert progress.check_passed_at is not None and progress.finished_at is not None
     assert QuizAttempt.objects.filter(user=learner).count() == 2
     assert "2 / 2 done" in client.get(urls(chapter)["page"]).content.decode()
-
-
-def test_dashboard_lists_review_until_answered_right(learner_client, chapter):
-    q1, _ = questions(chapter)
-    answer(learner_client, chapter, q1, wrong(q1))
-    dashboard = learner_client.get(reverse("courses:dashboard")).content.decode()
-    review = re.search(r'<ul class="review-list">(.*?)</ul>', dashboard, re.S)
-    assert review is not None and f"#q-{q1.pk}" in review[1]
-    assert "not yet answered right" in review[1]
-    answer(learner_client, chapter, q1, right(q1))
-    dashboard = learner_client.get(reverse("courses:dashboard")).content.decode()
-    assert '<ul class="review-list">' not in dashboard
-    assert "1 more coming back later" in dashboard
 
 
 def test_chapter_page_shows_every_section_in_order(client, chapter):

@@ -1,16 +1,18 @@
 """A learner with a keyboard and no mouse: every step below uses ``page.keyboard`` only.
 
 They reach the table of contents in a few Tabs, label the parts of an equation, use a widget
-(a bad value stays inside the widget), answer the check (one wrong first) and mark the chapter
-finished. After every answer focus is on the feedback, the live region says what happened, and
-the next Tab continues to the next control.
+(a bad value stays inside the widget), answer the check (one wrong first, then a retry) and mark
+the chapter finished. After every answer focus is on the feedback, the live region says what
+happened, and the next Tab continues to the next control. Two days later (time moved forward)
+they review the question they first got wrong, by keyboard as well.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from courses.models import Chapter
+from courses.models import Chapter, ReviewCard
+from tests.courses.test_review import _travel
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -43,14 +45,15 @@ def _pick_radio(page, choice_id: int, count: int) -> None:
     assert page.locator(f"#choice-{choice_id}").is_checked()
 
 
-def _check_question(page, question, choice, number: int) -> None:
+def _check_question(page, question, choice, number: int, *, retry: bool = False) -> None:
     _pick_radio(page, choice.pk, question.choices.count())
     _tab_until(
         page,
         lambda: page.evaluate(ACTIVE) == "BUTTON" and _active_in(page, f"#q-{question.pk}"),
         limit=3,
     )
-    assert page.evaluate("document.activeElement.textContent") == f"Check Q{number}"
+    button = f"Try Q{number} again" if retry else f"Check Q{number}"
+    assert page.evaluate("document.activeElement.textContent") == button
     page.keyboard.press("Enter")
     page.locator(f"#q-{question.pk} .verdict").wait_for()
     page.wait_for_function(
@@ -143,7 +146,7 @@ def test_chapter_completed_with_the_keyboard_alone(page, transactional_db, demo_
     )
     # Back to the choices (Shift+Tab), the right one this time.
     _tab_until(page, lambda: _active_in(page, f"#q-{q1.pk} .choices"), limit=3, backwards=True)
-    _check_question(page, q1, right, 1)
+    _check_question(page, q1, right, 1, retry=True)
     assert "1 / 4" in page.locator("#chapter-toc .toc-list").inner_text()
 
     for number, question in enumerate(questions[1:], start=2):
@@ -169,6 +172,33 @@ def test_chapter_completed_with_the_keyboard_alone(page, transactional_db, demo_
         "() => document.getElementById('live-region').textContent.startsWith('Marked finished')"
     )
     assert "finished" in toc.locator(".toc-list li.is-done").last.inner_text()
+
+    # Two days later (the learner's history moves back), Q1 is due: review it by keyboard too.
+    _travel(days=2)
+    page.goto("/courses/dashboard/")
+    _tab_until(
+        page,
+        lambda: page.evaluate("document.activeElement.getAttribute('href')") == "/review/",
+        limit=40,
+    )
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/review/")
+    assert page.locator("#review-progress-label").inner_text().startswith("Card 1 of ")
+    assert page.locator(f"#review #choice-{right.pk}").count() == 1  # Q1's card comes first
+    _tab_until(page, lambda: _active_in(page, "#review .choices"), limit=20)
+    _pick_radio(page, right.pk, q1.choices.count())
+    _tab_until(
+        page, lambda: page.evaluate("document.activeElement.textContent") == "Check", limit=3
+    )
+    page.keyboard.press("Enter")
+    page.locator("#review .verdict.feedback-ok").wait_for()
+    page.wait_for_function("() => document.activeElement.closest('#review .verdict')")
+    _tab_until(
+        page, lambda: page.evaluate("document.activeElement.textContent") == "Next card", limit=4
+    )
+    page.keyboard.press("Enter")
+    page.locator("#review-progress-label", has_text="Card 2 of ").wait_for()
+    assert ReviewCard.objects.get(question=q1).last_rating == 3  # Good
 
     errors = [e for e in page.watch.console_errors if "status of 400" not in e]
     assert errors == []

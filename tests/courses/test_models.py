@@ -1,8 +1,6 @@
-"""Models and QuerySets: publication, learners' rows, reading time, the review schedule."""
+"""Models and QuerySets: publication, learners' rows, reading time."""
 
 from __future__ import annotations
-
-from datetime import timedelta
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -15,8 +13,6 @@ from courses.models import (
     ChapterProgress,
     Course,
     QuizAttempt,
-    Review,
-    review_schedule,
 )
 
 from .factories import (
@@ -26,7 +22,6 @@ from .factories import (
     EquationFactory,
     QuestionFactory,
     right,
-    wrong,
 )
 
 pytestmark = pytest.mark.django_db
@@ -137,55 +132,12 @@ def test_chapter_progress_unique_per_anonymous_key_and_chapter():
 def test_progress_queryset_finished_and_status_of_each_row(learner):
     now = timezone.now()
     a, b, c = ChapterFactory(), ChapterFactory(), ChapterFactory()
+    QuestionFactory(chapter=a)
     ChapterProgress.objects.create(user=learner, chapter=a, finished_at=now)
     ChapterProgress.objects.create(user=learner, chapter=b, check_passed_at=now)
     ChapterProgress.objects.create(user=learner, chapter=c)
     mine = ChapterProgress.objects.for_learner(Learner(user_id=learner.pk))
     assert [p.chapter for p in mine.finished()] == [a]
-    assert {p.chapter: p.status for p in mine} == {
-        a: "finished",
-        b: "check passed",
-        c: "started",
-    }
-
-
-class FakeAttempt:
-    def __init__(self, question, correct: bool, at):
-        self.question, self.question_id, self.correct, self.created_at = (
-            question,
-            question.pk,
-            correct,
-            at,
-        )
-
-
-def test_review_schedule_spaces_reviews_1_3_7_days():
-    question = QuestionFactory()
-    t0 = timezone.now()
-    day = timedelta(days=1)
-    history = [FakeAttempt(question, False, t0)]
-    assert review_schedule(history) == [Review(question, 0, t0)]
-    history.append(FakeAttempt(question, True, t0 + timedelta(minutes=5)))
-    assert review_schedule(history)[0].due_at == t0 + timedelta(minutes=5) + day
-    # Answering right again before it is due changes nothing.
-    history.append(FakeAttempt(question, True, t0 + timedelta(hours=2)))
-    assert review_schedule(history)[0].stage == 1
-    history.append(FakeAttempt(question, True, t0 + 2 * day))
-    assert review_schedule(history)[0] == Review(question, 2, t0 + 5 * day)
-    history.append(FakeAttempt(question, True, t0 + 6 * day))
-    assert review_schedule(history)[0] == Review(question, 3, t0 + 13 * day)
-    history.append(FakeAttempt(question, True, t0 + 14 * day))
-    assert review_schedule(history) == []  # learnt
-    history.append(FakeAttempt(question, False, t0 + 20 * day))
-    assert review_schedule(history) == [Review(question, 0, t0 + 20 * day)]
-
-
-def test_reviews_queryset_reads_one_learners_attempts(learner, outsider, django_assert_num_queries):
-    q1, q2 = QuestionFactory(), QuestionFactory()
-    QuizAttempt.objects.create(user=learner, question=q1, choice=wrong(q1), correct=False)
-    QuizAttempt.objects.create(user=learner, question=q2, choice=right(q2), correct=True)
-    QuizAttempt.objects.create(user=outsider, question=q2, choice=wrong(q2), correct=False)
-    with django_assert_num_queries(1):
-        reviews = QuizAttempt.objects.for_learner(Learner(user_id=learner.pk)).reviews()
-        assert [r.question.chapter.course.title for r in reviews] == [q1.chapter.course.title]
-    assert [r.question for r in reviews] == [q1]
+    # Finished without the check is "read"; only a passed check passes.
+    assert {p.chapter: p.status for p in mine} == {a: "read", b: "passed", c: "started"}
+    assert {p.chapter for p in mine.passed()} == {b}

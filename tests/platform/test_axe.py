@@ -1,6 +1,6 @@
 """axe-core on the main pages, light and dark, signed in or not: no serious or critical
-violation and no error in the browser console. Review and search pages join ``PAGES`` when they
-exist (tests/support/axe.py is the reusable part)."""
+violation and no error in the browser console, the review page with a card due and answered
+too (tests/support/axe.py is the reusable part)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ def _pages(*, signed_in: bool) -> list[str]:
         chapter.course.get_absolute_url(),
         chapter.get_absolute_url(),
         "/courses/dashboard/",
+        "/review/",
         note.get_absolute_url(),
     ]
     if signed_in:
@@ -75,5 +76,12 @@ def test_main_pages_have_no_serious_axe_violation(page, demo_course, learner, sc
     page.goto(chapter.get_absolute_url())
     _answer_some(page, chapter)
     found["chapter, answered"] = axe_violations(page)
+    page.goto("/review/")  # the wrong answer's card is due for its retry
+    page.locator("#review .review-card").wait_for()
+    found["review, a card due"] = axe_violations(page)
+    page.locator("#review input[type=radio]").first.check()
+    page.get_by_role("button", name="Try again").click()
+    page.locator("#review .verdict").wait_for()
+    found["review, answered"] = axe_violations(page)
     assert found == {key: [] for key in found}
     page.watch.assert_clean()

@@ -31,9 +31,16 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 
-from courses.models import Equation, Question, Walkthrough
+from courses.models import Equation, Question, ReviewCard, ReviewReminder, Walkthrough
+from courses.tokens import reminder_token
 from newsletter import tokens
-from tests.courses.factories import ChapterFactory, EquationFactory, QuestionFactory, build_course
+from tests.courses.factories import (
+    ChapterFactory,
+    EquationFactory,
+    QuestionFactory,
+    ReviewCardFactory,
+    build_course,
+)
 from tests.factories import UserFactory
 from tests.newsletter.factories import IssueFactory, SubscriberFactory
 from tests.notebook.factories import NoteFactory, TopicFactory
@@ -61,7 +68,7 @@ HOSTILE = [
 ONE_FIELD = ["x" * 20_000, '<b>"\x00', "1e309", "-1"]
 PLAUSIBLE = {"email": "fuzz-new@example.com", "password": "Fuzz passphrase 9071"}
 # Fields that carry ids: they also get ids of objects that are not the learner's or the page's.
-ID_FIELD = re.compile(r"^(q\d+|part-\d+|only|equation|walkthrough|.*_id|id|pk)$")
+ID_FIELD = re.compile(r"^(q\d+|part-\d+|only|choice|equation|walkthrough|.*_id|id|pk)$")
 # Patterns that take a POST but have no form on any page the fuzz can see: feeds (any method,
 # the body ignored), allauth's login-by-code and set-password flows (not enabled here, or not
 # for an account with a password), the admin's logout (on staff pages only) and the account
@@ -182,6 +189,11 @@ def world(settings):
     )
     equation = Equation.objects.filter(chapter=chapter).order_by("order").first()
     listing = chapter.listings.order_by("order").first()
+    # A due review card (the review page shows its form) and reminders on (the turn-off page
+    # shows its button).
+    card = ReviewCardFactory(user=learner, question=chapter.questions.first())
+    ReviewReminder.objects.create(user=learner, enabled=True)
+    outsider_card = ReviewCard.objects.filter(user=outsider).first()
     foreign_ids = sorted(
         {
             *Walkthrough.objects.filter(user=outsider).values_list("pk", flat=True)[:1],
@@ -202,6 +214,7 @@ def world(settings):
         "key": EmailConfirmationHMAC(address).key,
         "uidb36": user_pk_to_url_str(learner),
         "esp": "postmark",
+        "card_id": card.pk,
     }
     reset_url = reverse(
         "account_reset_password_from_key",
@@ -216,6 +229,7 @@ def world(settings):
         reverse("courses:check", args=["no-such-course", "no-such-chapter"]),
         reverse("newsletter:unsubscribe", args=["not-a-token"]) + "resubscribe/",
         reverse("newsletter:confirm", args=["x" * 500]),
+        reverse("review:answer", args=[outsider_card.pk]),
     ]
     unsubscribe_pending = {"token": tokens.unsubscribe_token(subscriber)}
     return {
@@ -224,6 +238,7 @@ def world(settings):
         "route_kwargs": {
             "newsletter:unsubscribe": unsubscribe_pending,
             "newsletter:resubscribe": unsubscribe_pending,
+            "review:reminders_off": {"token": reminder_token(learner)},
         },
         "reset_url": reset_url,
         "unsubscribe": reverse("newsletter:unsubscribe", args=[tokens.unsubscribe_token(gone)]),

@@ -4,6 +4,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from courses import schedule as courses_schedule
 from newsletter import demo as newsletter_demo
 
 
@@ -16,3 +17,4 @@ class Command(BaseCommand):
         with transaction.atomic():
             summary = newsletter_demo.load()
         self.stdout.write(f"demo newsletter: {summary or 'loaded'}")
+        self.stdout.write(f"review reminders: {courses_schedule.ensure_periodic_tasks()}")
