@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from fontTools import subset
@@ -55,6 +55,7 @@ CORE: list[tuple[int, int]] = [
     (0x2061, 0x2064),  # invisible function application, times, separator, plus
     (0x210E, 0x210E),  # italic h (the math italic alphabet has a hole there)
     (0x20D7, 0x20D7),  # combining vector arrow
+    (0x0391, 0x03A9),  # Greek capitals: upright, as the renderer writes them
     (0x03B1, 0x03C9),  # Greek small, as drawn under mathvariant (which Chromium ignores)
     (0x03D1, 0x03D1),
     (0x03D5, 0x03D5),
@@ -162,20 +163,28 @@ def font_face_css(points: dict[str, set[int]]) -> str:
     return "\n".join(rules)
 
 
-def write(*, static_dir: Path = STATIC_DIR, stylesheet: Path | None = None) -> dict[str, int]:
-    """Write both subsets and the @font-face block of the site's stylesheet.
+STYLESHEETS = ("site.css", "admin_preview.css")  # in platform/static/platform/
+
+
+def write(
+    *, static_dir: Path = STATIC_DIR, stylesheets: Sequence[Path] | None = None
+) -> dict[str, int]:
+    """Write both subsets and the @font-face block of the stylesheets that use the font.
 
     Side effects: overwrites ``latinmodern-math-{core,extended}.woff2`` in ``static_dir`` and the
-    block between the markers in ``stylesheet`` (site.css by default). Returns the bytes of each.
+    block between the markers in each stylesheet (the site's and the admin preview's by
+    default). Returns the bytes of each subset.
     """
-    stylesheet = stylesheet or static_dir.parent / "site.css"
+    if stylesheets is None:
+        stylesheets = [static_dir.parent / name for name in STYLESHEETS]
     points = subset_codepoints()
     sizes = {}
     for name, chars in points.items():
         data = build(chars)
         (static_dir / f"latinmodern-math-{name}.woff2").write_bytes(data)
         sizes[name] = len(data)
-    css = stylesheet.read_text()
-    start, end = css.index(CSS_START), css.index(CSS_END) + len(CSS_END)
-    stylesheet.write_text(css[:start] + font_face_css(points) + css[end:])
+    for stylesheet in stylesheets:
+        css = stylesheet.read_text()
+        start, end = css.index(CSS_START), css.index(CSS_END) + len(CSS_END)
+        stylesheet.write_text(css[:start] + font_face_css(points) + css[end:])
     return sizes

@@ -41,12 +41,13 @@ def test_mark_a_run_of_siblings_is_wrapped_in_one_mrow():
     html = marked(ATTENTION, ("pt-2", r"\operatorname{Attention}(Q, K, V)"))
     assert html.count('<mrow class="eq-run eq-mark pt-2">') == 1
     wrapped = html[html.index('<mrow class="eq-run eq-mark pt-2">') :]
-    assert wrapped.startswith('<mrow class="eq-run eq-mark pt-2"><mo>Attention</mo><mo')
+    # The operator name, the invisible function application and the bracketed arguments.
+    assert wrapped.startswith('<mrow class="eq-run eq-mark pt-2"><mi>Attention</mi><mo')
 
 
 def test_mark_superscript_alone_and_root_by_structure():
     html = marked(ATTENTION, ("pt-3", r"^\top"), ("pt-4", r"\sqrt{d_k}"))
-    assert '<mo class="eq-mark pt-3">⊤</mo>' in html
+    assert '<mi mathvariant="normal" class="eq-mark pt-3">⊤</mi>' in html
     assert '<msqrt class="eq-mark pt-4">' in html
 
 

@@ -35,6 +35,11 @@ def equation_data(equation: Equation, latex: str, parts: list[tuple[str, str]]) 
         "parts-INITIAL_FORMS": "0",
         "parts-MIN_NUM_FORMS": "0",
         "parts-MAX_NUM_FORMS": "1000",
+        # the tutor's model answers, an inline of their own: none here
+        "answers-TOTAL_FORMS": "0",
+        "answers-INITIAL_FORMS": "0",
+        "answers-MIN_NUM_FORMS": "0",
+        "answers-MAX_NUM_FORMS": "1000",
     }
     for i, (part, role) in enumerate(parts):
         data.update(
@@ -299,7 +304,7 @@ def test_load_refuses_bad_equation_latex_with_its_key(content):
     replace_in(rope, r"latex = '\theta_i = b^{-2i/d}", r"latex = '\theta_i = b^{-2i/d} + \frac{1}{")
     message = load_error(content)
     assert message.endswith(
-        "rope.md:11 [equations[1].latex]: this LaTeX cannot be typeset: unbalanced braces: "
+        "rope.md:13 [equations[1].latex]: this LaTeX cannot be typeset: unbalanced braces: "
         "1 “{” not closed"
     )
 
