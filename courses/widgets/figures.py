@@ -7,6 +7,7 @@ bars take their look from courses/static/courses/widgets.css.
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import numpy as np
@@ -57,16 +58,23 @@ def matrix_table(
     row_label: str = "token",
     css: str = "matrix",
     mask: np.ndarray | None = None,
+    max_rows: int | None = None,
 ) -> SafeString:
-    """A matrix as an HTML table, optionally heat-coloured, with row sums and a column limit.
+    """A matrix as an HTML table, optionally heat-coloured, with row sums and row/column limits.
 
     ``caption`` may be safe HTML (typeset maths). ``mask`` (booleans, True = masked out) draws
     those cells hatched with no number — a masked weight is not a tiny weight — and adds the
     legend "−∞ → 0" under the table.
     """
-    cols = m.shape[1]
+    rows, cols = m.shape
     shown = cols if max_cols is None else min(cols, max_cols)
-    note = f" (first {shown} of {cols} columns)" if shown < cols else ""
+    shown_rows = rows if max_rows is None else min(rows, max_rows)
+    cut = [f"{shown_rows} of {rows} rows"] if shown_rows < rows else []
+    cut += [f"{shown} of {cols} columns"] if shown < cols else []
+    note = f" (first {' and '.join(cut)})" if cut else ""
+    m = m[:shown_rows]
+    row_sums = row_sums[:shown_rows] if row_sums is not None else None
+    mask = mask[:shown_rows] if mask is not None else None
     title = conditional_escape(caption)
     out = [f'<div class="table-scroll"><table class="{css}"><caption>{title}{note}'
            "</caption><thead><tr><th scope=\"col\">" + escape(row_label) + "</th>"]  # fmt: skip
@@ -100,6 +108,48 @@ def matrix_table(
     if masked is not None:
         out.append(MASK_LEGEND)
     return mark_safe("".join(out))  # noqa: S308 - numbers and escaped captions only
+
+
+def heat_map(m: np.ndarray, *, title: str, mask: np.ndarray | None = None) -> SafeString:
+    """Every entry of a matrix of values in [0, 1] as a coloured square, no numbers: an SVG.
+
+    For the matrices too big to read as a table (64 × 64 attention weights). Each row's runs of
+    one heat level are one rectangle, and all rectangles of a level share one ``<path>`` whose
+    colour is the table's ``--heat-N`` (light and dark). Masked cells (``mask`` True) are drawn
+    hatched, as in the tables. The SVG scales to its box (viewBox, crisp edges).
+    """
+    rows, cols = m.shape
+    levels = np.clip((np.nan_to_num(m) * 10).astype(np.int64), 0, 9)
+    if mask is not None:
+        levels = np.where(mask, -1, levels)
+    paths: dict[int, list[str]] = {}
+    for i, row in enumerate(levels.tolist()):
+        j = 0
+        while j < cols:
+            level, start = row[j], j
+            while j < cols and row[j] == level:
+                j += 1
+            paths.setdefault(level, []).append(f"M{start} {i}h{j - start}v1h{start - j}z")
+    parts = [
+        f'<svg class="heat-map" viewBox="0 0 {cols} {rows}" preserveAspectRatio="none" '
+        f'role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">'
+    ]
+    if -1 in paths:
+        # Masked cells are filled with a hatch pattern, one diagonal per cell. Its id is unique to
+        # this picture (a digest of it), as a page may show several.
+        pattern = "hmh-" + hashlib.blake2s(levels.tobytes(), digest_size=5).hexdigest()
+        parts.append(
+            f'<defs><pattern id="{pattern}" width="1" height="1" patternUnits="userSpaceOnUse">'
+            '<rect class="hm-masked" width="1" height="1"/><path class="hm-hatch" d="M0 1L1 0"/>'
+            "</pattern></defs>"
+        )
+    for level in sorted(paths):
+        fill = f' fill="url(#{pattern})"' if level < 0 else f' class="hm-{level}"'
+        parts.append(f'<path{fill} d="{"".join(paths[level])}"/>')
+    parts.append("</svg>")
+    if -1 in paths:
+        parts.append(MASK_LEGEND)
+    return mark_safe("".join(parts))  # noqa: S308 - numbers and an escaped title only
 
 
 def line_plot(

@@ -8,6 +8,8 @@ context; the view (:mod:`.views`) and the chapter embed (``{% widget_embed %}``)
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +22,15 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from courses.widgets import kernels
-from courses.widgets.figures import bar_chart, cells, heat_class, line_plot, matrix_table, num
+from courses.widgets.figures import (
+    bar_chart,
+    cells,
+    heat_class,
+    heat_map,
+    line_plot,
+    matrix_table,
+    num,
+)
 from courses.widgets.forms import (
     ADAMW_OBJECTIVES,
     MAX_DIM,
@@ -82,9 +92,15 @@ def numbers_attention(d: dict) -> dict:
     }
 
 
+# Beyond this many tokens a matrix is a heat map plus its first rows as numbers, with every
+# number in a CSV download: 64 × 64 weights as a table were most of a 216 KB answer per keystroke.
+ROWS_SHOWN = 16
+
+
 def present_attention(d: dict, n: dict) -> dict:
     T, d_k, d_v = d["tokens"], d["d_k"], d["d_v"]
     sums = n["weights"].sum(axis=-1)
+    cut = {"max_rows": ROWS_SHOWN, "max_cols": ROWS_SHOWN}
     return {
         "shapes": [
             (render_math("Q"), f"{T} × {d_k}"),
@@ -102,6 +118,7 @@ def present_attention(d: dict, n: dict) -> dict:
             format_html("Scores {}", render_math(r"QK^\top / \sqrt{d_k} / \tau")),
             digits=2,
             mask=n["mask"],
+            **cut,
         ),
         "weights_table": matrix_table(
             n["weights"],
@@ -110,9 +127,15 @@ def present_attention(d: dict, n: dict) -> dict:
             row_sums=sums,
             css="matrix heatmap",
             mask=n["mask"],
+            **cut,
         ),
+        "weights_map": heat_map(
+            n["weights"], title=f"All {T} × {T} attention weights, darker = more", mask=n["mask"]
+        )
+        if T > ROWS_SHOWN
+        else "",
         "output_table": matrix_table(
-            n["out"], format_html("Output = weights · {}", render_math("V")), max_cols=16
+            n["out"], format_html("Output = weights · {}", render_math("V")), **cut
         ),
         "row_sums_ok": bool(np.allclose(sums, 1.0)),
         "entropy_rows": n["entropy_rows"],
@@ -475,6 +498,8 @@ class Widget:
     form: type[forms.Form]
     numbers: Callable[[dict], dict]  # the numpy work
     present: Callable[[dict, dict], dict]  # tables, plots and text from those numbers
+    # Matrices offered whole as CSV downloads (?format=csv&matrix=<name>): name -> numbers key.
+    downloads: tuple[str, ...] = ()
 
     def compute(self, data: dict) -> dict:
         return self.present(data, self.numbers(data))
@@ -502,6 +527,7 @@ WIDGETS: dict[str, Widget] = {
             AttentionForm,
             numbers_attention,
             present_attention,
+            downloads=("weights", "scores", "out"),
         ),
         Widget(
             "softmax",
@@ -575,6 +601,50 @@ def defaults(form_class: type[forms.Form]) -> dict[str, Any]:
     return data
 
 
+def bound_form(widget: Widget, request: HttpRequest | None, uid: str) -> forms.Form:
+    """The widget's form bound to the query, with defaults for every field it leaves out."""
+    data = defaults(widget.form)
+    # A log slider sends "<field>_scale" (forms.LogTemperatureSlider) instead of the field.
+    names = [*widget.form.base_fields, *(f"{n}_scale" for n in widget.form.base_fields)]
+    if request is not None and any(name in request.GET for name in names):
+        for name, field in widget.form.base_fields.items():
+            if isinstance(field, forms.BooleanField):
+                data.pop(name, None)
+            if name in request.GET:
+                data[name] = request.GET.get(name)
+            if f"{name}_scale" in request.GET:
+                data[f"{name}_scale"] = request.GET.get(f"{name}_scale")
+    return widget.form(data=data, auto_id=f"{uid}-%s")
+
+
+def widget_csv(widget: Widget, request: HttpRequest) -> tuple[str, int]:
+    """One whole matrix of the widget's result as CSV, or a message and 400.
+
+    ``?matrix=<name>`` picks one of ``widget.downloads``; the other parameters are the widget's
+    own, validated as for the page (so the caps hold). Full float64 precision, a header row of
+    column numbers and a first column of row numbers.
+    """
+    name = request.GET.get("matrix", "")
+    if name not in widget.downloads:
+        offered = ", ".join(widget.downloads) or "none"
+        return f"matrix must be one of: {offered}.\n", 400
+    if too_large(request.META.get("QUERY_STRING", "")):
+        return TOO_LARGE + "\n", 400
+    form = bound_form(widget, request, f"w-{widget.key}")
+    if not form.is_valid():
+        return "".join(f"{field}: {message}\n" for field, message in form_errors(form)), 400
+    try:
+        matrix = np.asarray(widget.numbers(form.cleaned_data)[name], dtype=np.float64)
+    except ValueError as exc:
+        return f"{exc}\n", 400
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["row", *range(matrix.shape[1])])
+    for i, row in enumerate(matrix.tolist()):
+        writer.writerow([i, *(repr(v) for v in row)])
+    return out.getvalue(), 200
+
+
 def run_widget(widget: Widget, request: HttpRequest | None, uid: str) -> tuple[dict, int]:
     """Validate the query (defaults for missing fields), compute, and build the context.
 
@@ -591,19 +661,13 @@ def run_widget(widget: Widget, request: HttpRequest | None, uid: str) -> tuple[d
         context["form"] = widget.form(data=defaults(widget.form), auto_id=f"{uid}-%s")
         context["errors"] = [("request", TOO_LARGE)]
         return context, 400
-    data = defaults(widget.form)
-    # A log slider sends "<field>_scale" (forms.LogTemperatureSlider) instead of the field.
-    names = [*widget.form.base_fields, *(f"{n}_scale" for n in widget.form.base_fields)]
-    if request is not None and any(name in request.GET for name in names):
-        for name, field in widget.form.base_fields.items():
-            if isinstance(field, forms.BooleanField):
-                data.pop(name, None)
-            if name in request.GET:
-                data[name] = request.GET.get(name)
-            if f"{name}_scale" in request.GET:
-                data[f"{name}_scale"] = request.GET.get(f"{name}_scale")
-    form = widget.form(data=data, auto_id=f"{uid}-%s")
+    form = bound_form(widget, request, uid)
     context["form"] = form
+    if request is not None and widget.downloads:
+        query = request.GET.copy()
+        for name in ("format", "matrix"):
+            query.pop(name, None)
+        context["w"]["query"] = query.urlencode()
     if not form.is_valid():
         context["errors"] = form_errors(form)
         return context, 400

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET
 
 from courses.widgets.explorer import Decoded, decode, load_symbols
 from courses.widgets.forms import MAX_LATEX, DecodeForm, form_errors, too_large
-from courses.widgets.registry import WIDGETS, run_widget
+from courses.widgets.registry import WIDGETS, run_widget, widget_csv
 from platform.http import HtmxHttpRequest
 from platform.rendering import render_markdown, render_math
 
@@ -46,6 +46,15 @@ def widget(request: HtmxHttpRequest, key: str) -> HttpResponse:
     found = WIDGETS.get(key)
     if found is None:
         raise Http404("No such widget.")
+    if request.GET.get("format") == "csv":
+        text, status = widget_csv(found, request)
+        response = HttpResponse(text, status=status, content_type="text/csv; charset=utf-8")
+        if status == 200:
+            matrix = request.GET["matrix"]
+            response["Content-Disposition"] = f'attachment; filename="{key}-{matrix}.csv"'
+        else:
+            response["Content-Type"] = "text/plain; charset=utf-8"
+        return cacheable(request, response, FRAGMENT_MAX_AGE)
     context, status = run_widget(found, request, f"w-{key}")
     context["widget"] = found
     template = found.result_template if request.htmx else found.template

@@ -154,7 +154,67 @@ def test_attention_largest_input_is_allowed(client):
         url("attention", tokens=64, d_k=256, d_v=256, temperature=0.05, causal="on"), **HTMX
     )
     assert response.status_code == 200
-    assert "(first 16 of 256 columns)" in response.content.decode()
+    assert "(first 16 of 64 rows and 16 of 256 columns)" in response.content.decode()
+
+
+def test_attention_at_the_caps_is_a_heat_map_and_first_rows_not_every_number(client):
+    response = client.get(
+        url("attention", tokens=64, d_k=256, d_v=256, temperature=1.0, causal="on"), **HTMX
+    )
+    html = response.content.decode()
+    # All 64 × 64 weights as coloured squares (masked ones hatched), numbers for the first rows.
+    assert html.count('<svg class="heat-map" viewBox="0 0 64 64"') == 1
+    assert re.search(r'<path fill="url\(#hmh-[0-9a-f]{10}\)" d="M1 0h63v1h-63z', html)
+    weights = html.split("Attention weights (darker")[1].split("</table>")[0]
+    assert weights.count("<tr>") == 16 + 1  # header row and the first 16 token rows
+    assert "(first 16 of 64 rows and 16 of 64 columns)" in weights
+    assert len(response.content) < 40_000  # it was 216 KB, most of it unreadable numbers
+    assert "format=csv&amp;matrix=weights" in html
+
+
+def test_attention_small_input_has_no_heat_map_and_full_tables(client):
+    html = client.get(url("attention", tokens=4), **HTMX).content.decode()
+    assert "heat-map" not in html
+    assert "first 16 of" not in html
+
+
+def test_attention_csv_download_has_every_number_of_the_matrix(client):
+    params = {"tokens": 64, "d_k": 256, "d_v": 32, "seed": 3, "causal": "on"}
+    response = client.get(url("attention", format="csv", matrix="weights", **params))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="attention-weights.csv"'
+    rows = response.content.decode().splitlines()
+    assert rows[0].split(",") == ["row", *map(str, range(64))]
+    assert len(rows) == 1 + 64
+    values = np.array([[float(v) for v in row.split(",")[1:]] for row in rows[1:]])
+    rng = np.random.default_rng(3)
+    Q, K, V = rng.normal(size=(64, 256)), rng.normal(size=(64, 256)), rng.normal(size=(64, 32))
+    expected = kernels.attention(Q, K, V, mask=kernels.causal_mask(64))[1]
+    assert np.array_equal(values, expected)  # full precision, not the table's 3 digits
+    output = client.get(url("attention", format="csv", matrix="out", **params))
+    assert len(output.content.decode().splitlines()[1].split(",")) == 1 + 32
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"matrix": "secrets"}, "matrix must be one of: weights, scores, out."),
+        ({"matrix": "weights", "tokens": 65}, "tokens"),
+        ({"matrix": "weights", "tokens": "x"}, "tokens"),
+    ],
+)
+def test_attention_csv_bad_request_says_why(client, params, message):
+    response = client.get(url("attention", format="csv", **params))
+    assert response.status_code == 400
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert message in response.content.decode()
+
+
+def test_widgets_without_downloads_refuse_csv(client):
+    response = client.get(url("softmax", format="csv", matrix="weights"))
+    assert response.status_code == 400
+    assert "matrix must be one of: none." in response.content.decode()
 
 
 def test_softmax_temperature_moves_from_argmax_to_uniform(client):
