@@ -100,7 +100,6 @@ ROWS_SHOWN = 16
 def present_attention(d: dict, n: dict) -> dict:
     T, d_k, d_v = d["tokens"], d["d_k"], d["d_v"]
     sums = n["weights"].sum(axis=-1)
-    cut = {"max_rows": ROWS_SHOWN, "max_cols": ROWS_SHOWN}
     return {
         "shapes": [
             (render_math("Q"), f"{T} × {d_k}"),
@@ -118,7 +117,8 @@ def present_attention(d: dict, n: dict) -> dict:
             format_html("Scores {}", render_math(r"QK^\top / \sqrt{d_k} / \tau")),
             digits=2,
             mask=n["mask"],
-            **cut,
+            max_rows=ROWS_SHOWN,
+            max_cols=ROWS_SHOWN,
         ),
         "weights_table": matrix_table(
             n["weights"],
@@ -127,7 +127,8 @@ def present_attention(d: dict, n: dict) -> dict:
             row_sums=sums,
             css="matrix heatmap",
             mask=n["mask"],
-            **cut,
+            max_rows=ROWS_SHOWN,
+            max_cols=ROWS_SHOWN,
         ),
         "weights_map": heat_map(
             n["weights"], title=f"All {T} × {T} attention weights, darker = more", mask=n["mask"]
@@ -135,7 +136,10 @@ def present_attention(d: dict, n: dict) -> dict:
         if T > ROWS_SHOWN
         else "",
         "output_table": matrix_table(
-            n["out"], format_html("Output = weights · {}", render_math("V")), **cut
+            n["out"],
+            format_html("Output = weights · {}", render_math("V")),
+            max_rows=ROWS_SHOWN,
+            max_cols=ROWS_SHOWN,
         ),
         "row_sums_ok": bool(np.allclose(sums, 1.0)),
         "entropy_rows": n["entropy_rows"],

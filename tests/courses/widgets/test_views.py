@@ -168,7 +168,7 @@ def test_attention_at_the_caps_is_a_heat_map_and_first_rows_not_every_number(cli
     weights = html.split("Attention weights (darker")[1].split("</table>")[0]
     assert weights.count("<tr>") == 16 + 1  # header row and the first 16 token rows
     assert "(first 16 of 64 rows and 16 of 64 columns)" in weights
-    assert len(response.content) < 40_000  # it was 216 KB, most of it unreadable numbers
+    assert len(response.content) < 48_000  # it was 216 KB, most of it unreadable numbers
     assert "format=csv&amp;matrix=weights" in html
 
 
