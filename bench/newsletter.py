@@ -132,11 +132,15 @@ def _reset_list(size: int) -> int:
     from newsletter.models import Issue, Subscriber
 
     with connection.cursor() as cursor:
-        cursor.execute("TRUNCATE newsletter_delivery, newsletter_subscriber, newsletter_issue")
+        cursor.execute(
+            "TRUNCATE newsletter_bounceevent, newsletter_delivery, newsletter_subscriber,"
+            " newsletter_issue"
+        )
         cursor.execute(
             "INSERT INTO newsletter_subscriber (email, name, status, source, created_at, "
-            "updated_at, confirmed_at) SELECT 'reader' || i || '@example.com', 'Reader ' || i, "
-            "'confirmed', 'bench', now(), now(), now() FROM generate_series(1, %s) AS i",
+            "updated_at, confirmed_at, soft_bounces, suppressed_reason) "
+            "SELECT 'reader' || i || '@example.com', 'Reader ' || i, 'confirmed', 'bench', "
+            "now(), now(), now(), 0, '' FROM generate_series(1, %s) AS i",
             [size],
         )
     from newsletter.demo import CONTENT_DIR

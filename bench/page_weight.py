@@ -12,7 +12,8 @@ spread (min–max) per page and the target: the chapter at most 100 KB, other pa
 With ``--lighthouse`` it also runs Lighthouse (npm ``lighthouse``, found in ``tools/node`` or on
 PATH) against Debian's Chromium with its mobile defaults, ``--runs`` times per page, and prints
 the median performance and accessibility scores and largest contentful paint (targets: ≥ 95,
-100, ≤ 2.0 s). The dashboard is measured signed in, through the learner's session cookie.
+100, ≤ 2.0 s). The dashboard and the review page are measured signed in, through the learner's
+session cookie.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ PAGES = {
     "chapter": ("/courses/reading-ml-papers/capstone-three-equations/", 100),
     "note": ("/notebook/scaled-dot-product-attention/", 60),
     "dashboard": ("/courses/dashboard/", 60),
+    "review": ("/review/", 60),
+    "search": ("/search/?q=softmax", 60),
 }
+SIGNED_IN = {"dashboard", "review"}
 LEARNER_SETUP = """
 from django.contrib.auth import get_user_model
 from importlib import import_module
@@ -169,7 +173,7 @@ def main() -> int:
         for run in range(1, args.runs + 1):
             line = []
             for name, (path, _limit) in PAGES.items():
-                who = session if name == "dashboard" else None
+                who = session if name in SIGNED_IN else None
                 total, parts = first_view_bytes(browser, base, path, who)
                 weights[name].append(total / 1024)
                 line.append(f"{name} {total / 1024:6.1f} KB")
@@ -181,7 +185,7 @@ def main() -> int:
         if args.lighthouse:
             for name, (path, _limit) in PAGES.items():
                 for _ in range(args.runs):
-                    who = session if name == "dashboard" else None
+                    who = session if name in SIGNED_IN else None
                     scores[name].append(lighthouse(base, path, who))
     print("\nfirst view, KB on the wire: median (min–max) over", args.runs, "runs")
     for name, (path, limit) in PAGES.items():
