@@ -17,6 +17,20 @@ ANON_KEY = "courses_learner"
 ANONYMOUS_SEED = "anonymous"
 
 
+def learning_changed(user_id: int | None) -> None:
+    """Say that a signed-in learner's answers, labels, progress or cards changed.
+
+    Side effects: increments ``User.learning_rev`` (one UPDATE), which retires every page
+    cached for them (``page_cache.learner_page_key``). Anonymous learners have no cached pages.
+    """
+    if user_id is None:
+        return
+    from django.contrib.auth import get_user_model
+    from django.db.models import F
+
+    get_user_model().objects.filter(pk=user_id).update(learning_rev=F("learning_rev") + 1)
+
+
 def seed_of(learner: Learner | None) -> str:
     return learner.seed if learner is not None else ANONYMOUS_SEED
 

@@ -185,6 +185,12 @@ def page_key(version: ChapterVersion) -> str:
     return "page:" + _key(version, NEW_READER)
 
 
+def learner_page_key(version: ChapterVersion, user_id: int, learning_rev: int) -> str:
+    """A signed-in learner's whole page of a published chapter: it changes when the chapter
+    does and when anything they did changes (``User.learning_rev``), so it is never stale."""
+    return f"learner:{user_id}:{learning_rev}:" + _key(version, NEW_READER)
+
+
 def version_key(course_slug: str, chapter_slug: str) -> str:
     """Where ``public_version`` keeps a published chapter's version; signals.py deletes it."""
     return f"courses:version:{course_slug}/{chapter_slug}"
@@ -197,6 +203,25 @@ def cached(key: str, render: Callable[[], str]) -> str:
         html = render()
         cache.set(key, html, BODY_TTL)
     return html
+
+
+class LearnerPage(NamedTuple):
+    """A cached learner page: its HTML (CSRF placeholder inside), until when it holds (a revealed
+    answer turns back into a question when its card falls due) and when the visit was noted."""
+
+    html: str
+    valid_until: float
+    visited_at: float
+
+
+def learner_page_until(state: LearnerState, now: datetime) -> float:
+    """The moment the page stops being true without anything being written: the earliest due
+    time of a question whose answer was revealed, or the cache's own time-to-live."""
+    until = now.timestamp() + BODY_TTL
+    for question in state.questions.values():
+        if question.status == "revealed" and question.due is not None:
+            until = min(until, question.due.timestamp())
+    return until
 
 
 def sessionless(request: HttpRequest) -> bool:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from platform import sandbox
 
 from . import review
-from .learners import Learner
+from .learners import Learner, learning_changed
 from .models import (
     Chapter,
     ChapterProgress,
@@ -238,6 +238,7 @@ def label_parts(
             )
             for r in results
         )
+        learning_changed(learner.user_id)  # bulk_create sends no post_save
         card = _card(learner, equation=equation, now=now)
         step = None
         if card.is_due(now):
@@ -356,6 +357,8 @@ def merge_anonymous_progress(*, anon_key: str, user_id: int) -> dict[str, int]:
     with transaction.atomic():
         quiz = QuizAttempt.objects.for_learner(anon_learner).update(user_id=user_id, anon_key="")
         label = LabelAttempt.objects.for_learner(anon_learner).update(user_id=user_id, anon_key="")
+        if quiz or label:
+            learning_changed(user_id)  # update() sends no post_save
         cards = _merge_cards(anon_learner, user_learner)
         anon_rows = list(
             ChapterProgress.objects.for_learner(anon_learner).select_related("chapter")

@@ -17,16 +17,20 @@ from django.utils import timezone
 from notebook.models import Note
 
 from . import page_cache
-from .learners import ANON_KEY
+from .learners import ANON_KEY, learning_changed
 from .models import (
     Chapter,
+    ChapterProgress,
     ChapterSymbol,
     Choice,
     CodeListing,
     Course,
     Equation,
     EquationPart,
+    LabelAttempt,
     Question,
+    QuizAttempt,
+    ReviewCard,
     Symbol,
 )
 from .services import merge_anonymous_progress
@@ -129,8 +133,20 @@ def _links_changed(sender, instance, pk_set, action, **kwargs) -> None:
         _touch(Chapter.objects.filter(pk__in=ids))
 
 
+def _learning_changed(sender, instance, **kwargs) -> None:
+    """A learner's own row was saved or deleted: their cached pages are out of date."""
+    learning_changed(instance.user_id)
+
+
 def connect_cache_invalidation() -> None:
     for signal in (post_save, post_delete):
+        # What a chapter page shows about its reader (bulk writes call learning_changed).
+        for model in (QuizAttempt, LabelAttempt, ChapterProgress, ReviewCard):
+            signal.connect(
+                _learning_changed,
+                sender=model,
+                dispatch_uid=f"courses-learner-{model.__name__}-{signal}",
+            )
         signal.connect(_chapter_changed, sender=Chapter, dispatch_uid=f"courses-ch-{signal}")
         for model in (
             ChapterSymbol,

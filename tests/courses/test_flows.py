@@ -8,6 +8,7 @@ import pytest
 from allauth.account.models import EmailAddress, EmailConfirmationHMAC
 from django.urls import reverse
 
+from courses import page_cache
 from courses.learners import ANON_KEY
 from courses.models import ChapterProgress, LabelAttempt, QuizAttempt
 from tests.support.chapters import urls
@@ -260,6 +261,7 @@ def test_listing_download_is_an_attachment(client, chapter):
 def test_reloading_a_chapter_does_not_write_the_visit_again(learner_client, learner, chapter):
     from datetime import timedelta
 
+    from django.core.cache import cache
     from django.utils import timezone
 
     from courses.models import ChapterProgress
@@ -272,5 +274,80 @@ def test_reloading_a_chapter_does_not_write_the_visit_again(learner_client, lear
     assert ChapterProgress.objects.get(user=learner, chapter=chapter).last_visited_at == first
     earlier = timezone.now() - VISIT_RESOLUTION - timedelta(seconds=1)
     ChapterProgress.objects.filter(user=learner).update(last_visited_at=earlier)
+    cache.clear()  # five minutes on, the cached page's note of the visit has aged out too
     learner_client.get(chapter.get_absolute_url())  # a visit after a pause is recorded
     assert ChapterProgress.objects.get(user=learner, chapter=chapter).last_visited_at > first
+
+
+# --- a signed-in learner's page, cached whole ----------------------------------------------
+
+
+def test_signed_in_reload_is_served_whole_from_the_cache(
+    learner_client, chapter, django_assert_num_queries
+):
+    learner_client.get(chapter.get_absolute_url())  # a first visit writes the progress row
+    first = learner_client.get(chapter.get_absolute_url())
+    assert first.status_code == 200
+    # The session and the user (which carries learning_rev): nothing about the chapter.
+    with django_assert_num_queries(2):
+        again = learner_client.get(chapter.get_absolute_url())
+
+    def main(response) -> str:  # the page without its per-response CSRF tokens
+        body = response.content.decode().split("<main")[1]
+        return re.sub(r'name="csrfmiddlewaretoken" value="[^"]+"', "", body)
+
+    assert main(again) == main(first)
+    assert "csrfmiddlewaretoken" in again.content.decode()
+    assert page_cache.CSRF_PLACEHOLDER not in again.content.decode()
+
+
+def test_signed_in_cached_page_follows_an_answer_and_labels(learner_client, learner, chapter):
+    url = chapter.get_absolute_url()
+    learner_client.get(url)
+    page = learner_client.get(url).content.decode()  # from the cache
+    assert "0 / 2 done" in page and "labels checked" not in page
+    q1, _q2 = questions(chapter)
+    answer(learner_client, chapter, q1, right(q1), **HTMX)
+    assert "1 / 2 done" in learner_client.get(url).content.decode()
+    equation = chapter.equations.first()
+    parts = list(equation.parts.all())
+    label_url = reverse("courses:label", args=[chapter.course.slug, chapter.slug, equation.pk])
+    learner_client.post(label_url, {f"part-{p.pk}": p.role for p in parts}, **HTMX)  # bulk write
+    page = learner_client.get(url).content.decode()
+    assert "labels checked" in page or f"1 / {chapter.equations.count()} labelled" in page
+    learner_client.post(urls(chapter)["finish"], {"finished": "1"}, **HTMX)
+    assert "Marked finished on" in learner_client.get(url).content.decode()
+
+
+def test_signed_in_page_with_a_message_to_show_is_not_taken_from_the_cache(
+    learner_client, learner, chapter
+):
+    from django.contrib.messages import constants
+    from django.contrib.messages.storage.cookie import CookieStorage
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    url = chapter.get_absolute_url()
+    learner_client.get(url)  # cached now
+    storage = CookieStorage(RequestFactory().get(url))
+    storage.add(constants.SUCCESS, "You are logged in.")
+    response = HttpResponse()
+    storage.update(response)
+    learner_client.cookies["messages"] = response.cookies["messages"].value
+    assert "You are logged in." in learner_client.get(url).content.decode()
+
+
+def test_learner_page_holds_until_a_revealed_answer_falls_due():
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    due = now + timedelta(minutes=10)
+    state = page_cache.LearnerState(
+        signed_in=True,
+        done=frozenset(),
+        progress=None,
+        questions={1: page_cache.QuestionState("revealed", None, due)},
+    )
+    assert page_cache.learner_page_until(state, now) == due.timestamp()
+    plain = page_cache.LearnerState(signed_in=True, done=frozenset(), progress=None)
+    assert page_cache.learner_page_until(plain, now) == now.timestamp() + page_cache.BODY_TTL
