@@ -32,6 +32,7 @@ from .models import (
     QuizAttempt,
     ReviewCard,
     Symbol,
+    Walkthrough,
 )
 from .services import merge_anonymous_progress
 
@@ -141,7 +142,7 @@ def _learning_changed(sender, instance, **kwargs) -> None:
 def connect_cache_invalidation() -> None:
     for signal in (post_save, post_delete):
         # What a chapter page shows about its reader (bulk writes call learning_changed).
-        for model in (QuizAttempt, LabelAttempt, ChapterProgress, ReviewCard):
+        for model in (QuizAttempt, LabelAttempt, ChapterProgress, ReviewCard, Walkthrough):
             signal.connect(
                 _learning_changed,
                 sender=model,

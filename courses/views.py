@@ -510,9 +510,41 @@ def _recent_activity(learner: Learner | None) -> list[Activity]:
     return items[:RECENT]
 
 
+# A signed-in learner's dashboard is cached whole for this long at most: "due now" and "due
+# today" move with the clock, everything else with their learning_rev or the content.
+DASHBOARD_TTL = 60
+
+
+def _dashboard_key(request: HttpRequest) -> str | None:
+    """Where a signed-in learner's dashboard is cached, or None when it must be rendered (not
+    signed in, or a message to show): the learner's learning_rev and the courses' content (one
+    aggregate query: a chapter edited, added or removed, a course edited). A deploy's new
+    templates show within DASHBOARD_TTL."""
+    user = request.user
+    if not user.is_authenticated or len(messages.get_messages(request)):
+        return None
+    stamp = Chapter.objects.aggregate(
+        chapters=Count("id"), changed=Max("updated_at"), courses=Max("course__updated_at")
+    )
+    content = f"{stamp['chapters']}:{stamp['changed']}:{stamp['courses']}"
+    return f"dashboard:{user.pk}:{user.learning_rev}:{content}"
+
+
 @require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
     """Progress per course, where to continue, recent activity, reviews, saved walkthroughs."""
+    key = _dashboard_key(request)
+    if key is None:
+        return render(request, "courses/dashboard.html", _dashboard_context(request))
+    html = cache.get(key)
+    if html is None:
+        context = {**_dashboard_context(request), "csrf_token": page_cache.CSRF_PLACEHOLDER}
+        html = render_to_string("courses/dashboard.html", context, request)
+        cache.set(key, html, DASHBOARD_TTL)
+    return HttpResponse(page_cache.with_csrf_token(html, request))
+
+
+def _dashboard_context(request: HttpRequest) -> dict:
     learner = current_learner(request)
     now = timezone.now()
     courses = list(Course.objects.published().prefetch_related(_published_chapters()))
@@ -552,19 +584,15 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         walkthroughs = list(
             Walkthrough.objects.filter(user=request.user).select_related("equation")[:20]
         )
-    return render(
-        request,
-        "courses/dashboard.html",
-        {
-            "courses": courses,
-            "continue_chapter": continue_chapter,
-            "activity": _recent_activity(learner),
-            "reviews": review_counts(learner, now=now),
-            "walkthroughs": walkthroughs,
-            "walkthrough_url": reverse("widgets:walkthrough"),
-            "now": now,
-        },
-    )
+    return {
+        "courses": courses,
+        "continue_chapter": continue_chapter,
+        "activity": _recent_activity(learner),
+        "reviews": review_counts(learner, now=now),
+        "walkthroughs": walkthroughs,
+        "walkthrough_url": reverse("widgets:walkthrough"),
+        "now": now,
+    }
 
 
 @require_GET

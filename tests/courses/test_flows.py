@@ -351,3 +351,19 @@ def test_learner_page_holds_until_a_revealed_answer_falls_due():
     assert page_cache.learner_page_until(state, now) == due.timestamp()
     plain = page_cache.LearnerState(signed_in=True, done=frozenset(), progress=None)
     assert page_cache.learner_page_until(plain, now) == now.timestamp() + page_cache.BODY_TTL
+
+
+def test_signed_in_dashboard_is_cached_and_follows_answers_and_content(
+    learner_client, chapter, django_assert_num_queries
+):
+    url = reverse("courses:dashboard")
+    learner_client.get(url)
+    # The session, the user and one aggregate over the chapters: nothing else.
+    with django_assert_num_queries(3):
+        assert learner_client.get(url).status_code == 200
+    q1, _q2 = questions(chapter)
+    answer(learner_client, chapter, q1, right(q1), **HTMX)
+    assert "Answered right" in learner_client.get(url).content.decode()
+    chapter.title = "Attention, renamed"
+    chapter.save()
+    assert "Attention, renamed" in learner_client.get(url).content.decode()
