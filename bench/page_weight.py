@@ -130,7 +130,13 @@ def lighthouse(base: str, path: str, session: str | None) -> dict[str, float]:
         ]  # fmt: skip
         if session:
             args.append("--extra-headers=" + json.dumps({"Cookie": f"sessionid={session}"}))
-        subprocess.run(args, check=True, env={**os.environ, "CHROME_PATH": CHROMIUM})
+        for attempt in range(3):  # Lighthouse's trace sometimes misses the navigation start
+            done = subprocess.run(args, env={**os.environ, "CHROME_PATH": CHROMIUM})
+            if done.returncode == 0:
+                break
+            print(f"  lighthouse failed on {path} (attempt {attempt + 1}), again", flush=True)
+        else:
+            raise SystemExit(f"lighthouse failed three times on {path}")
         report = json.loads(out.read_text())
     return {
         "performance": report["categories"]["performance"]["score"] * 100,
@@ -149,6 +155,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--port", type=int, default=8105)
     parser.add_argument("--lighthouse", action="store_true")
+    parser.add_argument("--lighthouse-runs", type=int, default=None, help="default: --runs")
     parser.add_argument("--show-parts", action="store_true", help="bytes per response, run 1")
     args = parser.parse_args()
 
@@ -184,7 +191,7 @@ def main() -> int:
         browser.close()
         if args.lighthouse:
             for name, (path, _limit) in PAGES.items():
-                for _ in range(args.runs):
+                for _ in range(args.lighthouse_runs or args.runs):
                     who = session if name in SIGNED_IN else None
                     scores[name].append(lighthouse(base, path, who))
     print("\nfirst view, KB on the wire: median (min–max) over", args.runs, "runs")

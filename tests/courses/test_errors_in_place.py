@@ -188,3 +188,38 @@ def test_newsletter_box_shows_the_servers_own_503_message(page, settings, demo_c
     _only_expected_console_errors(
         page, allowed=("Failed to load resource", "Response Status Error Code")
     )
+
+
+@pytest.mark.django_db
+def test_htmx_loads_with_the_page_only_where_forms_compute_in_place(client, demo_course):
+    chapter = Chapter.objects.get(slug="capstone-three-equations")
+    eager = '<script src="/static/django_htmx/htmx-2.min.js" defer></script>'
+    lazy = '<meta name="htmx-src" content="/static/django_htmx/htmx-2.min.js">'
+    for url in (chapter.get_absolute_url(), "/widgets/attention/", "/review/"):
+        html = client.get(url).content.decode()
+        assert eager in html and lazy not in html, url
+    for url in ("/", "/courses/", "/notebook/", "/search/?q=softmax"):
+        html = client.get(url).content.decode()
+        assert lazy in html and eager not in html, url
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_footer_box_fetches_htmx_when_reached_and_answers_in_place(page, demo_course):
+    """On a page without forms that compute, htmx is not fetched until a reader reaches the
+    newsletter box; then the box answers in place, as on a chapter."""
+    _watch_400s(page)
+    fetched = []
+    page.on("request", lambda r: fetched.append(r.url) if "htmx-2" in r.url else None)
+    page.goto("/courses/")
+    page.wait_for_load_state("load")
+    assert fetched == []
+    page.locator("#nl-footer-email").focus()
+    page.wait_for_function("() => window.htmx !== undefined")
+    assert len(fetched) == 1
+    page.locator("#nl-footer-email").fill("a@b")
+    page.locator(".site-footer").get_by_role("button", name="Subscribe").click()
+    page.locator("#nl-footer-result [data-outcome=invalid]").wait_for()
+    assert page.url.endswith("/courses/")  # answered in place, no navigation
+    _only_expected_console_errors(page, allowed=(BAD_REQUEST,))
+    page.watch.assert_clean()

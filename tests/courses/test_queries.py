@@ -108,3 +108,38 @@ def count_queries_uncached(client, url: str) -> int:
     with CaptureQueriesContext(connection) as ctx:
         assert client.get(url).status_code == 200
     return len(ctx.captured_queries)
+
+
+@pytest.mark.parametrize("page", ["chapter", "dashboard"])
+def test_signed_in_queries_do_not_grow_with_the_learners_history(
+    learner_client, learner, django_assert_num_queries, page
+):
+    """Uncached, the learner's chapter page and dashboard read the same number of queries with
+    1 answer as with 500."""
+    from django.core.cache import cache
+
+    from courses.models import QuizAttempt
+
+    chapter = build_course(2, user=learner)
+    url = chapter.get_absolute_url() if page == "chapter" else reverse("courses:dashboard")
+    questions = list(chapter.questions.prefetch_related("choices"))
+
+    def answers(n: int) -> None:
+        QuizAttempt.objects.filter(user=learner).delete()
+        QuizAttempt.objects.bulk_create(
+            QuizAttempt(
+                user=learner,
+                question=questions[i % len(questions)],
+                choice=list(questions[i % len(questions)].choices.all())[i % 2],
+                correct=False,
+            )
+            for i in range(n)
+        )
+        cache.clear()
+
+    learner_client.get(url)  # the first visit writes its progress row
+    answers(1)
+    expected = count_queries_uncached(learner_client, url)
+    answers(500)
+    with django_assert_num_queries(expected):
+        learner_client.get(url)

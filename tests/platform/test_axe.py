@@ -29,6 +29,9 @@ def _pages(*, signed_in: bool) -> list[str]:
         "/courses/dashboard/",
         "/review/",
         note.get_absolute_url(),
+        "/search/?q=softmax",
+        "/widgets/attention/?tokens=24&causal=on",
+        "/widgets/walkthrough/?latex=%5Csqrt%7Bd_k%7D",
     ]
     if signed_in:
         pages += ["/account/"]

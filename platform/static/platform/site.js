@@ -144,3 +144,28 @@
     }
   });
 })();
+
+// htmx on demand. A page that names it in <meta name="htmx-src"> (every page but the chapter,
+// widget and review pages, which load it with the page) fetches it the first time a reader
+// focuses or presses something htmx drives (the newsletter box, the notebook's filters). Until
+// then, and without JavaScript, those are plain forms and links.
+(function () {
+  "use strict";
+  var meta = document.querySelector('meta[name="htmx-src"]');
+  if (!meta || window.htmx) return;
+  var asked = false;
+  function load(event) {
+    if (asked || !event.target.closest || !event.target.closest("[hx-get], [hx-post]")) return;
+    asked = true;
+    var insert = function () {
+      var script = document.createElement("script");
+      script.src = meta.getAttribute("content");
+      document.head.appendChild(script);
+    };
+    // htmx sets itself up at once only on a fully loaded document.
+    if (document.readyState === "complete") insert();
+    else window.addEventListener("load", insert, { once: true });
+  }
+  document.addEventListener("focusin", load);
+  document.addEventListener("pointerdown", load);
+})();
