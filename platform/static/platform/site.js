@@ -145,10 +145,10 @@
   });
 })();
 
-// htmx on demand. A page that names it in <meta name="htmx-src"> (every page but the chapter,
-// widget and review pages, which load it with the page) fetches it the first time a reader
-// focuses or presses something htmx drives (the newsletter box, the notebook's filters). Until
-// then, and without JavaScript, those are plain forms and links.
+// htmx on demand. A page that names it in <meta name="htmx-src"> (every page but the chapter
+// and widget pages, which load it with the page) fetches it the first time a reader focuses or
+// presses something htmx drives (the newsletter box, a review card, the notebook's filters).
+// Until then, and without JavaScript, those are plain forms and links.
 (function () {
   "use strict";
   var meta = document.querySelector('meta[name="htmx-src"]');
