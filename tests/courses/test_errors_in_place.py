@@ -223,3 +223,26 @@ def test_footer_box_fetches_htmx_when_reached_and_answers_in_place(page, demo_co
     assert page.url.endswith("/courses/")  # answered in place, no navigation
     _only_expected_console_errors(page, allowed=(BAD_REQUEST,))
     page.watch.assert_clean()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_form_sent_before_htmx_arrives_waits_for_it_and_answers_in_place(page, demo_course):
+    """htmx held back for a second: the box is sent at once, waits, and still answers in place."""
+    import time
+
+    _watch_400s(page)
+
+    def slow(route):
+        time.sleep(1.0)
+        route.continue_()
+
+    page.route("**/django_htmx/htmx-2.min*.js", slow)
+    page.goto("/courses/")
+    page.wait_for_load_state("load")
+    page.locator("#nl-footer-email").fill("a@b")
+    page.locator("#nl-footer-email").press("Enter")  # long before htmx has arrived
+    page.locator("#nl-footer-result [data-outcome=invalid]").wait_for()
+    assert page.url.endswith("/courses/")
+    _only_expected_console_errors(page, allowed=(BAD_REQUEST,))
+    page.watch.assert_clean()

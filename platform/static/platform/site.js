@@ -148,24 +148,50 @@
 // htmx on demand. A page that names it in <meta name="htmx-src"> (every page but the chapter
 // and widget pages, which load it with the page) fetches it the first time a reader focuses or
 // presses something htmx drives (the newsletter box, a review card, the notebook's filters).
-// Until then, and without JavaScript, those are plain forms and links.
+// A form sent before htmx has arrived waits for it and is then sent through it, so the answer
+// still lands in place; if htmx cannot be fetched, the form is sent as a plain one. Without
+// JavaScript they are plain forms and links.
 (function () {
   "use strict";
   var meta = document.querySelector('meta[name="htmx-src"]');
   if (!meta || window.htmx) return;
-  var asked = false;
-  function load(event) {
-    if (asked || !event.target.closest || !event.target.closest("[hx-get], [hx-post]")) return;
-    asked = true;
+  var state = "idle"; // then "loading", "ready" or "failed"
+  var waiting = [];
+  function settle(outcome) {
+    state = outcome;
+    waiting.splice(0).forEach(function (send) { send(); });
+  }
+  function fetchHtmx() {
+    if (state !== "idle") return;
+    state = "loading";
     var insert = function () {
       var script = document.createElement("script");
       script.src = meta.getAttribute("content");
+      script.onload = function () { settle("ready"); };
+      script.onerror = function () { settle("failed"); };
       document.head.appendChild(script);
     };
     // htmx sets itself up at once only on a fully loaded document.
     if (document.readyState === "complete") insert();
     else window.addEventListener("load", insert, { once: true });
   }
-  document.addEventListener("focusin", load);
-  document.addEventListener("pointerdown", load);
+  function drivesHtmx(target) {
+    return target && target.closest && target.closest("[hx-get], [hx-post]");
+  }
+  function reached(event) {
+    if (drivesHtmx(event.target)) fetchHtmx();
+  }
+  document.addEventListener("focusin", reached);
+  document.addEventListener("pointerdown", reached);
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (state === "ready" || state === "failed" || !drivesHtmx(form)) return;
+    event.preventDefault();
+    var submitter = event.submitter || null;
+    waiting.push(function () {
+      if (state === "ready") form.requestSubmit(submitter);
+      else HTMLFormElement.prototype.submit.call(form);
+    });
+    fetchHtmx();
+  });
 })();
