@@ -147,7 +147,8 @@
 
 // htmx on demand. A page that names it in <meta name="htmx-src"> (every page but the chapter
 // and widget pages, which load it with the page) fetches it the first time a reader focuses or
-// presses something htmx drives (the newsletter box, a review card, the notebook's filters).
+// presses a form htmx drives (the newsletter box, a review card). Links (the notebook's filters)
+// do not ask for it: a click navigates before it could arrive; once here, htmx takes them over.
 // A form sent before htmx has arrived waits for it and is then sent through it, so the answer
 // still lands in place; if htmx cannot be fetched, the form is sent as a plain one. Without
 // JavaScript they are plain forms and links.
@@ -176,7 +177,7 @@
     else window.addEventListener("load", insert, { once: true });
   }
   function drivesHtmx(target) {
-    return target && target.closest && target.closest("[hx-get], [hx-post]");
+    return target && target.closest && target.closest("form[hx-get], form[hx-post]");
   }
   function reached(event) {
     if (drivesHtmx(event.target)) fetchHtmx();
