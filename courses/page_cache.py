@@ -40,6 +40,7 @@ PAGE_TEMPLATES = (
     ARTICLE_TEMPLATE,
     CHAPTER_TEMPLATE,
     "courses/_verdict.html",
+    "courses/_label_part.html",
     "base.html",
     "newsletter/_box.html",
 )
